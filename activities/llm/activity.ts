@@ -1,0 +1,123 @@
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { Dispatcher } from 'undici';
+import type { LlmFailureDetails } from '../../workflows/errors';
+import { llmRequestQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../workflows/llm-call';
+import type { AssistantMessage } from '../../workflows/messages';
+import { parseModelRef, type ProviderId } from '../../workflows/model-ref';
+import type { SessionRetryPolicy } from '../../workflows/retry-policy';
+import { isAbortError } from './abort-error';
+import { decideRetry } from './backoff';
+import { LlmError } from './llm-error';
+import { PROVIDER_STREAMS } from './providers';
+
+export interface ProviderEndpoint {
+  baseUrl: string;
+  /** Read by the worker from its environment; never in any input, output, log or failure. */
+  apiKey: string | undefined;
+}
+
+export interface LlmActivityDeps {
+  dispatcher: Dispatcher;
+  providers: Record<ProviderId, ProviderEndpoint>;
+  /** A response body silent for this long is a dead socket. Pings are bytes, so they keep it alive. */
+  streamIdleTimeoutMs: number;
+  /**
+   * How often the activity heartbeats while the provider is silent, so a cancellation
+   * (delivered only in a heartbeat's response) reaches a stalled stream promptly.
+   */
+  heartbeatIntervalMs?: number;
+  random?: () => number;
+}
+
+/** The newest text kept in heartbeat details for `watch`: enough to follow, bounded in size. */
+const TEXT_TAIL_CHARS = 2_000;
+
+/**
+ * The LLM-call activity: one attempt per invocation. Temporal does the retrying; this
+ * steers it. A retryable failure leaves with `nextRetryDelay` from the ladder (jitter,
+ * server-stated floors); one that must not be retried leaves as a non-retryable failure of
+ * the same `type`, so the UI and the client see why it stopped.
+ */
+export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
+  const random = deps.random ?? Math.random;
+  return {
+    async callLlm(input: LlmCallInput): Promise<AssistantMessage> {
+      const ctx = Context.current();
+      const { attempt } = ctx.info;
+      const { provider, model } = parseModelRef(input.model);
+      const endpoint = deps.providers[provider];
+      const beat: LlmHeartbeat = { ...priorBookkeeping(ctx), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
+      const heartbeat = () => ctx.heartbeat(beat);
+      heartbeat();
+      const ticker = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 2_000);
+      try {
+        const handle = ctx.client.workflow.getHandle(input.sessionId);
+        const request = await handle.query(llmRequestQuery, { uptoSeq: input.uptoSeq });
+        return await PROVIDER_STREAMS[provider]({ ...request, model }, {
+          dispatcher: deps.dispatcher,
+          baseUrl: endpoint.baseUrl,
+          apiKey: endpoint.apiKey,
+          signal: ctx.cancellationSignal,
+          idleTimeoutMs: deps.streamIdleTimeoutMs,
+          onProgress: (p) => {
+            beat.bytes = p.bytes;
+            beat.toolCalls = p.toolCalls;
+            beat.textChars = p.text.length;
+            beat.textTail = p.text.slice(-TEXT_TAIL_CHARS);
+            heartbeat();
+          },
+        });
+      } catch (error) {
+        // Cancellation first: an aborted request surfaces as some error, and none of them
+        // may be reported, or retried, as a network failure.
+        if (ctx.cancellationSignal.aborted || isAbortError(error)) throw new CancelledFailure('the LLM call was cancelled');
+        if (!LlmError.is(error)) throw error;
+        const now = Date.now();
+        beat.firstFailureAt ??= now;
+        // The last heartbeat before a failure is kept for the next attempt: that is how
+        // the budget's start survives between attempts.
+        heartbeat();
+        const policy = await livePolicy(ctx, input);
+        const decision = decideRetry({ error, policy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: now, random });
+        const details: LlmFailureDetails = {
+          provider,
+          ...(error.status === undefined ? {} : { status: error.status }),
+          ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+          ...(decision.retry ? {} : { stopReason: decision.reason }),
+        };
+        if (decision.retry) {
+          throw ApplicationFailure.create({ type: error.type, message: error.message, details: [details], nextRetryDelay: decision.delayMs });
+        }
+        throw ApplicationFailure.create({
+          type: error.type,
+          message: decision.reason === 'not_retryable' ? error.message : `${error.message} (not retried: ${decision.reason})`,
+          details: [details],
+          nonRetryable: true,
+        });
+      } finally {
+        clearInterval(ticker);
+      }
+    },
+  };
+}
+
+function priorBookkeeping(ctx: Context): Pick<LlmHeartbeat, 'firstFailureAt'> {
+  const prior = ctx.info.heartbeatDetails as Partial<LlmHeartbeat> | undefined;
+  if (typeof prior?.firstFailureAt === 'number') return { firstFailureAt: prior.firstFailureAt };
+  // A retry without the bookkeeping (a worker died before its last heartbeat) measures the
+  // budget from the first schedule: earlier than the first failure, so never over budget.
+  return ctx.info.attempt > 1 ? { firstFailureAt: ctx.info.scheduledTimestampMs } : {};
+}
+
+/**
+ * The session's policy now, so `retry-policy off` applies to the next failure even of a
+ * call that is already retrying. The policy the call was scheduled with is the fallback
+ * when the session cannot answer (its worker busy or gone).
+ */
+async function livePolicy(ctx: Context, input: LlmCallInput): Promise<SessionRetryPolicy> {
+  try {
+    return await ctx.client.workflow.getHandle(input.sessionId).query(retryPolicyQuery);
+  } catch {
+    return input.retryPolicy;
+  }
+}

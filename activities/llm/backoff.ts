@@ -1,0 +1,75 @@
+import type { RetryStopReason } from '../../workflows/errors';
+import type { RetryPolicy, SessionRetryPolicy } from '../../workflows/retry-policy';
+import type { LlmError } from './llm-error';
+
+/**
+ * The ladder's wait before retry `retry` (1-based): EQUAL JITTER on an exponential base.
+ *
+ *   base  = min(baseDelayMs × 2^(retry−1), maxDelayMs)     1, 2, 4, 8, 16, 30, 30… s by default
+ *   delay = base/2 + random() × base/2                     somewhere in [base/2, base]
+ *
+ * Equal jitter rather than full jitter (`random() × base`) so a wait is never close to 0:
+ * a fleet of workers that hit the same 529 spreads out, but none of them comes straight
+ * back at a provider that just said it is overloaded.
+ *
+ * `random` is injected so tests can pin both ends of the range (0 and 1) exactly.
+ */
+export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () => number): number {
+  // 2^(retry−1) overflows to Infinity around retry 1025; min() keeps that harmless.
+  const base = Math.min(policy.baseDelayMs * 2 ** Math.max(0, retry - 1), policy.maxDelayMs);
+  return base / 2 + clamp01(random()) * (base / 2);
+}
+
+export interface RetryInput {
+  error: LlmError;
+  /** `null`: the session opted out of retries. */
+  policy: SessionRetryPolicy;
+  /** The attempt that just failed, 1-based; retry n follows attempt n. */
+  attempt: number;
+  /** When the first attempt of this call failed (the budget is measured from it). */
+  firstFailureAtMs: number;
+  nowMs: number;
+  random: () => number;
+}
+
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: RetryStopReason };
+
+/**
+ * Whether the failed attempt gets another one, and after how long. Pure: the activity
+ * turns `retry: false` into a non-retryable ApplicationFailure and `delayMs` into
+ * `nextRetryDelay`; Temporal does the waiting.
+ *
+ * The checks run in this order, and the order is the rule:
+ *  1. `retry_off`: the user said no; nothing else is consulted.
+ *  2. `not_retryable`: a bad key or a bad request fails the same way every time.
+ *  3. `retry_after_too_long`: the server asked for longer than the policy will wait.
+ *     Surfaced AT ONCE, before the attempt count is looked at, with `retryAfterMs` on the
+ *     failure, so the user learns "come back in 5 minutes" now rather than after the
+ *     budget has been spent learning it.
+ *  4. `max_retries`: attempt n failed and n > maxRetries (10 retries = 11 attempts).
+ *  5. `budget_exhausted`: the wait would END past `budgetMs` after the first failure.
+ *     Judged on the end of the wait, not its start, because a retry scheduled at 239 s
+ *     for 30 s would otherwise run 29 s over a budget the user was promised.
+ */
+export function decideRetry(input: RetryInput): RetryDecision {
+  const { error, policy, attempt, firstFailureAtMs, nowMs, random } = input;
+  if (policy === null) return { retry: false, reason: 'retry_off' };
+  if (!error.retryable) return { retry: false, reason: 'not_retryable' };
+  const serverWaitMs = error.retryAfterMs;
+  if (serverWaitMs !== undefined && serverWaitMs > policy.maxServerWaitMs) return { retry: false, reason: 'retry_after_too_long' };
+  if (attempt > policy.maxRetries) return { retry: false, reason: 'max_retries' };
+
+  // The server's wait is a FLOOR: it raises the jittered delay and never lowers it.
+  // Whole milliseconds, rounded up so the floor is never undercut by rounding, and at
+  // least 1 ms because Temporal does not read a `nextRetryDelay` of 0 as "retry now" (a
+  // zero duration is indistinguishable from an unset one on the wire).
+  const delayMs = Math.max(1, Math.ceil(Math.max(backoffDelayMs(attempt, policy, random), serverWaitMs ?? 0)));
+  if (nowMs + delayMs - firstFailureAtMs > policy.budgetMs) return { retry: false, reason: 'budget_exhausted' };
+  return { retry: true, delayMs };
+}
+
+/** A random source that strays outside [0, 1] must not produce a negative or doubled wait. */
+function clamp01(x: number): number {
+  if (!Number.isFinite(x) || x < 0) return 0;
+  return x > 1 ? 1 : x;
+}

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import type { LlmRequest, Message, StopReason, ToolCall, Usage } from '../../../workflows/messages';
+import { classifyStreamError } from '../classify';
+import { LlmError } from '../llm-error';
+import { assistantMessage, isPlainObject, tokenCount, toolInputFromText } from './assistant-message';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
+import type { ProviderStream } from './types';
+
+/**
+ * OpenAI Chat Completions, streamed, and every server that copies it (Ollama, vLLM,
+ * LM Studio, llama.cpp): `POST {baseUrl}/chat/completions`, where `baseUrl` already ends
+ * in `/v1` as with the OpenAI SDK. Terminal: `data: [DONE]`, or a chunk with a
+ * `finish_reason`, whichever comes; see the end of {@link streamOpenAi}.
+ */
+
+const PROVIDER = 'openai';
+
+export function openAiRequestBody(request: LlmRequest, baseUrl: string) {
+  return {
+    model: request.model,
+    messages: toOpenAiMessages(request),
+    ...(request.tools.length > 0
+      ? {
+          tools: request.tools.map((t) => ({
+            type: 'function',
+            function: { name: t.name, description: t.description, parameters: t.inputSchema },
+          })),
+        }
+      : {}),
+    [maxTokensField(baseUrl)]: request.maxTokens,
+    stream: true,
+    // Without it the stream carries no token counts at all.
+    stream_options: { include_usage: true },
+  };
+}
+
+/**
+ * `max_completion_tokens` for OpenAI itself, `max_tokens` for everyone else. OpenAI's
+ * reasoning models (o-series, gpt-5) reject `max_tokens` outright, while Ollama, LM
+ * Studio and older vLLM know only `max_tokens` and silently ignore the newer name (so the
+ * cap would vanish). Sending both is not an option either: OpenAI refuses `max_tokens`
+ * on those models even beside the other. The host decides; Azure OpenAI counts as OpenAI.
+ */
+export function maxTokensField(baseUrl: string): 'max_completion_tokens' | 'max_tokens' {
+  let host = '';
+  try {
+    host = new URL(baseUrl).hostname.toLowerCase();
+  } catch {
+    return 'max_tokens';
+  }
+  return host === 'openai.com' || host.endsWith('.openai.com') || host.endsWith('.openai.azure.com') ? 'max_completion_tokens' : 'max_tokens';
+}
+
+function toOpenAiMessages(request: LlmRequest) {
+  const out: Record<string, unknown>[] = [];
+  // `system`, not `developer`: compatible servers only know `system`, and OpenAI maps it
+  // to `developer` for the models that want that.
+  if (request.system) out.push({ role: 'system', content: request.system });
+  for (const m of request.messages as Message[]) {
+    switch (m.role) {
+      case 'user':
+        out.push({ role: 'user', content: m.text });
+        break;
+      case 'assistant':
+        out.push({
+          role: 'assistant',
+          // null beside tool calls, as the OpenAI SDK sends it; '' would be a text part.
+          content: m.text === '' && m.toolCalls.length > 0 ? null : m.text,
+          ...(m.toolCalls.length > 0 && {
+            tool_calls: m.toolCalls.map((c) => ({
+              id: c.id,
+              type: 'function',
+              // The parsed input, even when the model's text was invalid: some compatible
+              // servers re-parse history arguments in their chat templates and fail on
+              // garbage. The tool result already told the model what was wrong.
+              function: { name: c.name, arguments: JSON.stringify(c.input) },
+            })),
+          }),
+        });
+        break;
+      case 'tool':
+        // Chat Completions has no error flag on a tool result; the content carries it.
+        out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+        break;
+    }
+  }
+  return out;
+}
+
+const FINISH_REASONS: Record<string, StopReason> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'refusal',
+};
+
+interface ToolSlot {
+  id: string;
+  name: string;
+  args: string;
+}
+
+export const streamOpenAi: ProviderStream = async (request, call) => {
+  const url = joinUrl(call.baseUrl, '/chat/completions');
+  const headers: Record<string, string> = {};
+  // Ollama and most local servers take no key; an empty bearer only earns a 401 elsewhere.
+  if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
+  const { endpoint, events, progress } = await openEventStream(PROVIDER, call, url, headers, openAiRequestBody(request, call.baseUrl));
+
+  const slots = new Map<string, ToolSlot>();
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let stopReason: StopReason = 'end_turn';
+  let refused = false;
+  let sawFinish = false;
+  let sawDone = false;
+
+  try {
+    for await (const ev of events) {
+      if (ev.data.trim() === '[DONE]') {
+        sawDone = true;
+        break;
+      }
+      const chunk = frameJson(PROVIDER, ev.data, endpoint);
+      if (!isPlainObject(chunk)) continue;
+      if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
+      if (isPlainObject(chunk.usage)) {
+        usage.inputTokens = tokenCount(chunk.usage.prompt_tokens);
+        usage.outputTokens = tokenCount(chunk.usage.completion_tokens);
+      }
+      const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => isPlainObject(c) && (c.index ?? 0) === 0) : undefined;
+      if (!isPlainObject(choice)) continue;
+      const delta = isPlainObject(choice.delta) ? choice.delta : {};
+      if (typeof delta.content === 'string') progress.appendText(delta.content);
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+        refused = true;
+        progress.appendText(delta.refusal);
+      }
+      if (Array.isArray(delta.tool_calls)) {
+        delta.tool_calls.forEach((tc, position) => {
+          if (isPlainObject(tc)) addToolCallPiece(slots, tc, position, () => progress.toolCallStarted());
+        });
+      }
+      if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
+        sawFinish = true;
+        stopReason = FINISH_REASONS[choice.finish_reason] ?? 'other';
+      }
+    }
+  } catch (err) {
+    // After `finish_reason` the answer is whole and only the usage chunk and `[DONE]` are
+    // outstanding. Losing the connection now costs the token counts, while a retry would
+    // cost a second, different answer. Keep the answer. An abort is still an abort.
+    if (!(sawFinish && LlmError.is(err) && err.type === 'network_error' && !call.signal.aborted)) throw err;
+  }
+  // `finish_reason` counts as terminal on its own: some compatible servers never send
+  // `[DONE]`. Usage arrives after it, so the loop above reads on to `[DONE]` or the end.
+  if (!sawDone && !sawFinish) endedWithoutSentinel(PROVIDER, call, '[DONE] or a finish_reason', endpoint);
+
+  const toolCalls: ToolCall[] = [...slots.values()].map((s) => ({ id: s.id || generatedId(), name: s.name, ...toolInputFromText(s.args) }));
+  return assistantMessage({ text: progress.text, toolCalls, stopReason: refused ? 'refusal' : stopReason, usage });
+};
+
+/**
+ * Tool calls arrive in pieces keyed by `index`: the first piece brings `id` and `name`,
+ * the rest bring more `arguments` text. Servers that send each call whole (older Ollama)
+ * may omit `index`; the `id`, then the position in the chunk, stand in for it.
+ */
+function addToolCallPiece(slots: Map<string, ToolSlot>, tc: Record<string, unknown>, position: number, started: () => void) {
+  const key = typeof tc.index === 'number' ? `index:${tc.index}` : typeof tc.id === 'string' && tc.id ? `id:${tc.id}` : `position:${position}`;
+  let slot = slots.get(key);
+  if (!slot) {
+    slot = { id: '', name: '', args: '' };
+    slots.set(key, slot);
+    started();
+  }
+  if (!slot.id && typeof tc.id === 'string') slot.id = tc.id;
+  const fn = isPlainObject(tc.function) ? tc.function : {};
+  if (!slot.name && typeof fn.name === 'string') slot.name = fn.name;
+  if (typeof fn.arguments === 'string') slot.args += fn.arguments;
+  // A few servers send the arguments already parsed.
+  else if (isPlainObject(fn.arguments)) slot.args = JSON.stringify(fn.arguments);
+}
+
+/** For servers that send a call without an id: unique within the session, not just the reply. */
+function generatedId(): string {
+  return `call_${randomBytes(9).toString('hex')}`;
+}

@@ -1,0 +1,168 @@
+import { STATUS_CODES } from 'node:http';
+import { TextDecoder } from 'node:util';
+import { request, type Dispatcher } from 'undici';
+import { isReadOnlyMethod, type HttpRequestInput } from '../../workflows/tools/http-request';
+import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import { HTTP_ALLOWLIST_ENV, type HostAllowlist } from './http-allowlist';
+import type { ToolRunContext } from './tool-run-context';
+
+export interface HttpToolOptions {
+  dispatcher: Dispatcher;
+  allowlist: HostAllowlist;
+  /** Body bytes kept for the model; the rest is cut, with a note. */
+  maxResponseBytes: number;
+  /** Deadline for the whole exchange, headers and body. */
+  timeoutMs: number;
+}
+
+export interface HttpCallContext extends ToolRunContext {
+  /** Sent as `Idempotency-Key` on side-effecting methods. */
+  idempotencyKey?: string;
+}
+
+/** Response headers worth the model's attention; the rest is noise in its context. */
+const SHOWN_RESPONSE_HEADERS = ['content-type', 'content-length', 'location', 'retry-after'];
+
+/** Errors that mean the request never left this machine, so no side effect is possible. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+const TEXT_TYPE = /^(?:text\/|application\/(?:json|xml|javascript|ecmascript|x-www-form-urlencoded|graphql|yaml|x-yaml|x-ndjson|problem\+json)\b|[a-z]+\/[a-z0-9.+-]*\+(?:json|xml)\b)/i;
+
+/**
+ * Sends one request for the model. What the target does (a 404, a refused connection, a
+ * slow answer) is an error *result*: the model reads it and decides. Only cancellation and
+ * our own bugs are thrown. Redirects are returned, not followed: following one would send
+ * a second request (for POST, a second side effect) to a host nobody checked.
+ */
+export async function runHttpRequest(input: HttpRequestInput, options: HttpToolOptions, context: HttpCallContext): Promise<ToolOutcome> {
+  const url = new URL(input.url);
+  const target = `${input.method} ${url.href}`;
+  if (!options.allowlist.allows(url)) return { code: 'error', content: blockedMessage(url, options.allowlist) };
+
+  const sideEffecting = !isReadOnlyMethod(input.method);
+  const headers: Record<string, string> = { ...input.headers };
+  if (sideEffecting && context.idempotencyKey !== undefined) headers['idempotency-key'] = context.idempotencyKey;
+
+  context.signal.throwIfAborted();
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const signal = AbortSignal.any([context.signal, deadline]);
+  try {
+    const response = await request(url, {
+      dispatcher: options.dispatcher,
+      method: input.method,
+      headers,
+      body: input.body ?? null,
+      signal,
+    });
+    const body = await readCapped(response.body, options.maxResponseBytes, context);
+    return formatResponse(input, response, body, options.maxResponseBytes);
+  } catch (error) {
+    // Cancellation is the activity's to report: rethrow the SDK's reason (a CancelledFailure).
+    if (context.signal.aborted) throw context.signal.reason ?? error;
+    const unknownOutcome = sideEffecting ? sentNote(context.idempotencyKey) : '';
+    if (deadline.aborted) return { code: 'error', content: `${target} timed out after ${options.timeoutMs} ms.${unknownOutcome}` };
+    const code = errorCode(error);
+    if (code === undefined) throw error;
+    const note = NOT_SENT_CODES.has(code) ? ' The request was not sent.' : unknownOutcome;
+    return { code: 'error', content: `${target} failed: ${errorMessage(error)} (${code}).${note}` };
+  }
+}
+
+function blockedMessage(url: URL, allowlist: HostAllowlist): string {
+  const where = url.port === '' ? url.hostname : `${url.hostname}:${url.port}`;
+  if (allowlist.entries.length === 0) {
+    return `Request blocked: no hosts are allowed (${HTTP_ALLOWLIST_ENV} is empty), so http_request cannot reach ${where}.`;
+  }
+  return `Request blocked: ${where} is not in the allowlist (${HTTP_ALLOWLIST_ENV}). Allowed: ${allowlist.entries.join(', ')}.`;
+}
+
+function sentNote(key: string | undefined): string {
+  const keyed = key === undefined ? '' : ` It carried Idempotency-Key ${key}; a retry with the same key is safe only if the server honours it.`;
+  return ` The request may have reached the server and had its effect; check before repeating it.${keyed}`;
+}
+
+interface CappedBody {
+  bytes: Buffer;
+  truncated: boolean;
+}
+
+async function readCapped(body: AsyncIterable<Buffer | Uint8Array | string>, maxBytes: number, context: ToolRunContext): Promise<CappedBody> {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let truncated = false;
+  // Leaving the loop early destroys the stream, so an endless body is not downloaded.
+  for await (const chunk of body) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    const room = maxBytes - received;
+    if (buffer.length > room) {
+      chunks.push(buffer.subarray(0, room));
+      received += room;
+      truncated = true;
+      break;
+    }
+    chunks.push(buffer);
+    received += buffer.length;
+    context.onProgress?.({ bytesReceived: received });
+  }
+  return { bytes: Buffer.concat(chunks), truncated };
+}
+
+function formatResponse(input: HttpRequestInput, response: Dispatcher.ResponseData, body: CappedBody, maxBytes: number): ToolOutcome {
+  const status = response.statusCode;
+  const reason = response.statusText || STATUS_CODES[status] || '';
+  const lines = [`HTTP ${status}${reason ? ` ${reason}` : ''}`];
+  for (const name of SHOWN_RESPONSE_HEADERS) {
+    const value = response.headers[name];
+    if (value !== undefined) lines.push(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);
+  }
+  let text = '';
+  if (body.bytes.length > 0) {
+    const contentType = headerValue(response.headers['content-type']);
+    text = isText(contentType, body.bytes)
+      ? decode(body.bytes, contentType)
+      : `[binary body not shown: ${contentType ?? 'no content-type'}, ${body.bytes.length}${body.truncated ? '+' : ''} bytes]`;
+  }
+  let content = lines.join('\n');
+  if (text !== '') content += `\n\n${text}`;
+  if (body.truncated) content += `\n\n[body cut at ${maxBytes} bytes; the response is longer]`;
+  if (status >= 300 && status < 400 && response.headers.location !== undefined) {
+    content += `\n\n[redirect not followed; to follow it, call http_request with the Location URL${input.method === 'GET' || input.method === 'HEAD' ? '' : ' and decide the method yourself'}]`;
+  }
+  return { code: status >= 400 ? 'error' : 'ok', content };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** No content-type: a NUL byte is the cheapest reliable sign of binary data. */
+function isText(contentType: string | undefined, bytes: Buffer): boolean {
+  if (contentType === undefined) return !bytes.includes(0);
+  return TEXT_TYPE.test(contentType.trim());
+}
+
+function decode(bytes: Buffer, contentType: string | undefined): string {
+  const charset = /;\s*charset="?([^";\s]+)/i.exec(contentType ?? '')?.[1] ?? 'utf-8';
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    decoder = new TextDecoder('utf-8');
+  }
+  // `stream: true` holds back a multi-byte character cut by the size cap instead of printing U+FFFD.
+  return decoder.decode(bytes, { stream: true });
+}
+
+/** Network and protocol errors carry a string `code` (`ECONNREFUSED`, `UND_ERR_SOCKET`); our bugs do not. */
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  if (error instanceof AggregateError) return errorCode(error.errors[0]);
+  return undefined;
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '') return errorMessage(error.errors[0]);
+  return error instanceof Error && error.message !== '' ? error.message : String(error);
+}

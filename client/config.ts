@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { ModelRefSchema } from '../workflows/model-ref';
+
+/** The client's environment, parsed once; the same names as the worker's and Temporal's CLI. */
+export const ClientEnvSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, { message: 'TEMPORAL_ADDRESS must be host:port' }).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  AGENT_TASK_QUEUE: z.string().min(1).default('agent'),
+  AGENT_MODEL: ModelRefSchema.default('anthropic:claude-sonnet-4-5'),
+  /** Where the Temporal UI is served, for the links the client prints. */
+  TEMPORAL_UI_URL: z
+    .string()
+    .default('http://localhost:8233')
+    .transform((v) => v.replace(/\/+$/, '')),
+});
+export type ClientEnv = z.output<typeof ClientEnvSchema>;
+
+export function parseClientEnv(env: Record<string, string | undefined>): ClientEnv {
+  const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ClientEnvSchema.safeParse(blankless);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new UsageError(`${String(issue?.path[0] ?? 'environment')}: ${issue?.message ?? 'invalid'}`);
+}
+
+/** A mistake of the caller's: printed as one line, never with a stack trace. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

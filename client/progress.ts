@@ -1,0 +1,115 @@
+import type { Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { stateQuery, type SessionState } from '../workflows/api';
+import type { LlmHeartbeat } from '../workflows/llm-call';
+import type { SessionHandle } from './sessions';
+
+export interface ActivityProgress {
+  activityType: string;
+  /** 1-based attempt now running or next to run. */
+  attempt: number;
+  /** 0 when unlimited. */
+  maximumAttempts: number;
+  state: 'scheduled' | 'started' | 'cancel_requested' | 'other';
+  lastFailure?: { type: string; message: string };
+  /** Epoch ms of the next attempt, while Temporal waits out a backoff. */
+  nextAttemptAt?: number;
+  heartbeat?: Partial<LlmHeartbeat>;
+}
+
+export interface Progress {
+  state: SessionState;
+  activities: ActivityProgress[];
+}
+
+/**
+ * A session's live progress: its own state by Query, and the pending activities from
+ * Temporal: attempt counts, the last failure, the next attempt time and the heartbeat
+ * details (streamed text). Both are safe under replay: nothing here is written to history.
+ */
+export async function readProgress(client: Client, handle: SessionHandle): Promise<Progress> {
+  const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
+  const converter = client.options.loadedDataConverter;
+  const activities = await Promise.all(
+    (description.raw.pendingActivities ?? []).map(async (a): Promise<ActivityProgress> => {
+      const heartbeat = a.heartbeatDetails?.payloads?.length
+        ? await decodeFromPayloadsAtIndex<Partial<LlmHeartbeat>>(converter, 0, a.heartbeatDetails.payloads).catch(() => undefined)
+        : undefined;
+      const nextAttemptAt = optionalTsToMs(a.nextAttemptScheduleTime);
+      const failure = a.lastFailure;
+      return {
+        activityType: a.activityType?.name ?? 'activity',
+        attempt: a.attempt ?? 1,
+        maximumAttempts: a.maximumAttempts ?? 0,
+        state: stateName(a.state),
+        ...(failure
+          ? { lastFailure: { type: failure.applicationFailureInfo?.type ?? (failure.timeoutFailureInfo ? 'timeout' : 'failure'), message: failure.message ?? '' } }
+          : {}),
+        ...(nextAttemptAt === undefined ? {} : { nextAttemptAt }),
+        ...(heartbeat ? { heartbeat } : {}),
+      };
+    }),
+  );
+  return { state, activities };
+}
+
+function stateName(state: unknown): ActivityProgress['state'] {
+  // The proto enum arrives as a number: 1 scheduled, 2 started, 3 cancel requested.
+  switch (state) {
+    case 1:
+      return 'scheduled';
+    case 2:
+      return 'started';
+    case 3:
+      return 'cancel_requested';
+    default:
+      return 'other';
+  }
+}
+
+/** One line per thing in motion, e.g. `step 3 · llm · retrying in 12 s (attempt 3/11): overloaded`. */
+export function describeProgress(progress: Progress, now: number): string[] {
+  const { state } = progress;
+  if (state.status !== 'running') return [`session ${state.status}`];
+  const lines: string[] = [];
+  const where = `turn ${state.turn} · step ${state.step}`;
+  for (const a of progress.activities) {
+    const kind = a.activityType === 'callLlm' ? `llm ${state.model}` : a.activityType === 'runTool' ? 'tool' : a.activityType;
+    const of = a.maximumAttempts > 0 ? `${a.attempt}/${a.maximumAttempts}` : `${a.attempt}`;
+    if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
+      const seconds = Math.max(0, Math.ceil((a.nextAttemptAt - now) / 1000));
+      lines.push(`${where} · ${kind} · retrying in ${seconds} s (attempt ${of}): ${a.lastFailure.type}`);
+    } else if (a.heartbeat?.textChars) {
+      const tail = (a.heartbeat.textTail ?? '').replace(/\s+/g, ' ').slice(-60);
+      lines.push(`${where} · ${kind} · streaming (${a.heartbeat.textChars} chars) …${tail}`);
+    } else {
+      lines.push(`${where} · ${kind} · ${a.state === 'cancel_requested' ? 'cancelling' : 'running'}${a.attempt > 1 ? ` (attempt ${of})` : ''}`);
+    }
+  }
+  for (const approval of state.pendingApprovals) lines.push(`${where} · waiting for approval of ${approval.name} #${approval.callId}`);
+  if (lines.length === 0) lines.push(`${where} · ${state.phase}`);
+  return lines;
+}
+
+/**
+ * Prints progress lines as they change until `done` settles. Polling, because Temporal
+ * has no push channel for pending-activity state; twice a second is cheap for one session.
+ */
+export async function followProgress(client: Client, handle: SessionHandle, done: Promise<unknown>, print: (line: string) => void, intervalMs = 500): Promise<void> {
+  let finished = false;
+  void done.finally(() => {
+    finished = true;
+  });
+  let last = '';
+  while (!finished) {
+    const lines = await readProgress(client, handle).then(
+      (p) => describeProgress(p, Date.now()),
+      () => [] as string[],
+    );
+    const text = lines.join('\n');
+    if (text && text !== last && !finished) print(text);
+    last = text;
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, intervalMs))]);
+  }
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  SESSION_WORKFLOW,
+  SessionInputSchema,
+  SendMessageSchema,
+  endUpdate,
+  logQuery,
+  sendUpdate,
+  stateQuery,
+  type SessionInput,
+  type TurnOutcome,
+} from '../workflows/api';
+import { conversationOf, usageOf } from '../workflows/conversation';
+import type { agentSession } from '../workflows/session';
+import type { Message, Usage } from '../workflows/messages';
+import type { FailureSummary, SessionEvent } from '../workflows/session-log';
+import { UsageError, type ClientEnv } from './config';
+import { followProgress } from './progress';
+
+export type SessionHandle = WorkflowHandle<typeof agentSession>;
+
+export async function connectClient(env: Pick<ClientEnv, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>): Promise<Client> {
+  const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 5_000 }).catch((error: unknown) => {
+    throw new UsageError(`cannot reach the Temporal server at ${env.TEMPORAL_ADDRESS}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  return new Client({ connection, namespace: env.TEMPORAL_NAMESPACE });
+}
+
+/** The Temporal UI page of a workflow run's history. */
+export function uiLink(env: Pick<ClientEnv, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'>, workflowId: string, runId?: string): string {
+  const run = runId ? `/${encodeURIComponent(runId)}` : '';
+  return `${env.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(env.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}${run}/history`;
+}
+
+export interface StartOptions extends SessionInput {
+  workflowId?: string;
+}
+
+export async function startSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
+  const { workflowId, ...input } = options;
+  const parsed = SessionInputSchema.safeParse(input);
+  if (!parsed.success) throw new UsageError(`invalid session options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
+  return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
+    taskQueue: env.AGENT_TASK_QUEUE,
+    workflowId: workflowId ?? `session-${randomUUID()}`,
+    args: [input],
+    staticSummary: `agent session · ${input.model}`,
+  });
+}
+
+export interface TurnResult {
+  status: TurnOutcome['status'];
+  turn?: number;
+  failure?: FailureSummary;
+}
+
+/** Sends a message and waits for its turn; a failed or cancelled turn is a result, not an exception. */
+export async function sendAndWait(handle: SessionHandle, text: string): Promise<TurnResult> {
+  const message = SendMessageSchema.safeParse({ text });
+  if (!message.success) throw new UsageError(message.error.issues[0]?.message ?? 'invalid message');
+  try {
+    const outcome = await handle.executeUpdate(sendUpdate, { args: [message.data] });
+    return { status: outcome.status, turn: outcome.turn };
+  } catch (error) {
+    const outcome = turnOutcomeOf(error);
+    if (outcome) return outcome;
+    throw error;
+  }
+}
+
+/** The outcome carried by a failed `send`/`awaitTurn` Update, if that is what this error is. */
+export function turnOutcomeOf(error: unknown): TurnResult | undefined {
+  if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
+  const [outcome] = error.cause.details ?? [];
+  if (!isTurnOutcome(outcome)) return undefined;
+  return { status: outcome.status, turn: outcome.turn, ...(outcome.failure ? { failure: outcome.failure } : {}) };
+}
+
+function isTurnOutcome(value: unknown): value is TurnOutcome {
+  return typeof value === 'object' && value !== null && 'status' in value && 'turn' in value;
+}
+
+export async function readLog(handle: SessionHandle): Promise<SessionEvent[]> {
+  return handle.query(logQuery, {});
+}
+
+export async function endSession(handle: SessionHandle): Promise<void> {
+  await handle.executeUpdate(endUpdate);
+}
+
+export interface RunResult {
+  workflowId: string;
+  runId: string;
+  status: TurnOutcome['status'];
+  failure?: FailureSummary;
+  messages: Message[];
+  usage: Usage;
+}
+
+/** `run`: start a session, send one prompt, wait for its turn, and end the session unless kept. */
+export async function runOnce(
+  client: Client,
+  env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>,
+  options: StartOptions & { prompt: string; keep?: boolean; onProgress?: (line: string) => void },
+): Promise<RunResult> {
+  const { prompt, keep, onProgress, ...start } = options;
+  if (!SendMessageSchema.safeParse({ text: prompt }).success) throw new UsageError('--prompt must not be empty');
+  const handle = await startSession(client, env, start);
+  const waiting = sendAndWait(handle, prompt);
+  if (onProgress) await followProgress(client, handle, waiting, onProgress);
+  const turn = await waiting;
+  const events = await readLog(handle);
+  if (!keep) await endSession(handle);
+  return {
+    workflowId: handle.workflowId,
+    runId: handle.firstExecutionRunId,
+    status: turn.status,
+    ...(turn.failure ? { failure: turn.failure } : {}),
+    messages: conversationOf(events),
+    usage: usageOf(events),
+  };
+}
+
+export interface ForkOptions {
+  /** Keep the source's events up to and including this seq; the whole log when absent. */
+  atSeq?: number;
+  workflowId?: string;
+  /** Defaults to the source session's model and system prompt. */
+  model?: string;
+  system?: string;
+}
+
+/**
+ * A new session from another one's log. The cut is made here; an open tail (a session
+ * terminated mid-step, or a cut inside a step) is repaired by the new session itself.
+ */
+export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, sourceId: string, options: ForkOptions = {}) {
+  const source = client.workflow.getHandle<typeof agentSession>(sourceId);
+  const [events, state] = await Promise.all([source.query(logQuery, {}), source.query(stateQuery)]);
+  const { atSeq } = options;
+  if (atSeq !== undefined && (atSeq < 0 || atSeq >= events.length)) {
+    throw new UsageError(`--at ${atSeq} is outside the source log (events 0..${events.length - 1})`);
+  }
+  return startSession(client, env, {
+    model: options.model ?? state.model,
+    ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
+    ...(options.workflowId ? { workflowId: options.workflowId } : {}),
+    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: atSeq === undefined ? events : events.slice(0, atSeq + 1) },
+  });
+}

@@ -1,0 +1,81 @@
+// @ts-check
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/**
+ * Workflow code runs in Temporal's deterministic sandbox: it is bundled with webpack,
+ * replayed from history, and must not touch I/O, clocks or randomness of its own. An
+ * import of any of these either fails the bundle at worker start or, worse, works in
+ * one run and breaks a replay. Catch it at lint time, with the reason in the message.
+ */
+const SANDBOX = 'the workflow sandbox (deterministic, replayed from history)';
+
+const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
+
+const workflowRestrictedImports = {
+  paths: [
+    ...nodeBuiltins.map((name) => ({
+      name,
+      message: `Node builtins are not available in ${SANDBOX}; do I/O in an activity.`,
+    })),
+    { name: 'undici', message: `No HTTP in ${SANDBOX}; call an activity that does it.` },
+    ...['activity', 'client', 'worker', 'testing'].map((pkg) => ({
+      name: `@temporalio/${pkg}`,
+      message: `@temporalio/${pkg} does not run in ${SANDBOX}; use @temporalio/workflow and @temporalio/common.`,
+    })),
+  ],
+  patterns: [
+    {
+      group: ['node:*'],
+      message: `Node builtins are not available in ${SANDBOX}; do I/O in an activity.`,
+    },
+    {
+      group: ['undici/*', '@temporalio/activity/*', '@temporalio/client/*', '@temporalio/worker/*', '@temporalio/testing/*'],
+      message: `Does not run in ${SANDBOX}.`,
+    },
+    {
+      // Values from activities/ would drag Node code into the bundle; types are erased.
+      group: ['**/activities', '**/activities/**'],
+      allowTypeImports: true,
+      message: `Import activities as types only (\`import type\`) and call them through proxyActivities: their code does not run in ${SANDBOX}.`,
+    },
+  ],
+};
+
+export default defineConfig(
+  {
+    ignores: ['node_modules/**', '.temporal/**', '.data/**', 'test-results/**', 'bench/results/**', 'dist/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      // A forgotten `await` on an activity or a client call is a silent bug; make it loud.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      // The typescript-eslint version understands `allowTypeImports`; the core rule does not.
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', workflowRestrictedImports],
+    },
+  },
+);

@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { parseReplies, type ScriptedReply } from './script';
+import { isLoopback, startScriptedLlm } from './server';
+
+/**
+ * `npm run llm`: the scripted LLM as a process of its own, driven over `/_scripted/…`.
+ *
+ *   --port N       or SCRIPTED_LLM_PORT   default 8787 (0 picks a free port)
+ *   --host H       or SCRIPTED_LLM_HOST   default 127.0.0.1 (loopback only)
+ *   --script FILE  a JSON object { "model": [reply, …], … } queued at start
+ *   --verbose      one line per model request: provider, model, reply kind, outcome, duration
+ *
+ * Prints one line, `scripted LLM listening on http://HOST:PORT`, and runs until SIGINT or SIGTERM.
+ */
+
+const ConfigSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65_535),
+  host: z.string().refine(isLoopback, { message: 'must be a loopback address (127.0.0.1, ::1, localhost)' }),
+});
+
+async function loadScripts(path: string): Promise<Array<[string, ScriptedReply[]]>> {
+  let file: unknown;
+  try {
+    file = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`--script ${path}: ${(error as Error).message}`);
+  }
+  const parsed = z.record(z.string(), z.unknown()).safeParse(file);
+  if (!parsed.success) throw new Error(`--script ${path}: must be a JSON object { "model": [reply, …] }`);
+  return Object.entries(parsed.data).map(([model, replies]) => [model, parseReplies(model, replies)]);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      script: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+
+  const portSource = values.port !== undefined ? '--port' : 'SCRIPTED_LLM_PORT';
+  const hostSource = values.host !== undefined ? '--host' : 'SCRIPTED_LLM_HOST';
+  const parsed = ConfigSchema.safeParse({
+    port: values.port ?? process.env.SCRIPTED_LLM_PORT ?? 8787,
+    host: values.host ?? process.env.SCRIPTED_LLM_HOST ?? '127.0.0.1',
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = issue?.path[0] === 'port' ? portSource : hostSource;
+    throw new Error(`${name}: ${issue?.message ?? 'invalid value'}`);
+  }
+
+  // Read before listening, so a bad file stops the process before anyone can connect.
+  const scripts = values.script === undefined ? [] : await loadScripts(values.script);
+
+  const llm = await startScriptedLlm({
+    ...parsed.data,
+    // Never the headers or the path: they may carry API keys.
+    onSettled: values.verbose
+      ? (r) =>
+          process.stdout.write(
+            `${r.provider} ${r.model || '(no model)'} ${r.replyKind} ${r.outcome} ${(r.endedAt ?? Date.now()) - r.at}ms\n`,
+          )
+      : undefined,
+  });
+
+  for (const [model, replies] of scripts) llm.script(model, ...replies);
+
+  process.stdout.write(`scripted LLM listening on ${llm.url}\n`);
+
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await llm.close();
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${message.startsWith('scripted LLM') ? message : `scripted LLM: ${message}`}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+import type { ScriptedReply, ScriptedToolCall } from './script';
+import type { PlannedCall, StreamPlan } from './wire/dialect';
+
+/** Turns a streaming reply into neutral content cut into frame-sized pieces. */
+
+const DEFAULT_CHUNK_SIZE = 8;
+
+/** About one token per four characters: close enough for usage fields that must be plausible, not exact. */
+function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+function pieces(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** At least two pieces whenever possible, so every tool call exercises the client's reassembly. */
+function argumentPieces(text: string, size: number): string[] {
+  return pieces(text, Math.max(1, Math.min(size, Math.ceil(text.length / 2))));
+}
+
+function planCall(call: ScriptedToolCall, chunkSize: number): PlannedCall {
+  const text = call.rawArguments ?? JSON.stringify(call.input ?? {});
+  let args: unknown = call.input ?? {};
+  if (call.rawArguments !== undefined) {
+    try {
+      args = JSON.parse(call.rawArguments);
+    } catch {
+      args = call.rawArguments;
+    }
+  }
+  return { ...(call.id === undefined ? {} : { id: call.id }), name: call.name, argPieces: argumentPieces(text, chunkSize), args };
+}
+
+type StreamingReply = Exclude<ScriptedReply, { kind: 'status' }>;
+
+export function planReply(reply: StreamingReply, model: string, requestBody: unknown): StreamPlan {
+  const chunkSize = ('chunkSize' in reply ? reply.chunkSize : undefined) ?? DEFAULT_CHUNK_SIZE;
+  let text = '';
+  let calls: PlannedCall[] = [];
+  switch (reply.kind) {
+    case 'text':
+      text = reply.text;
+      break;
+    case 'tool_calls':
+      text = reply.text ?? '';
+      calls = reply.calls.map((call) => planCall(call, chunkSize));
+      break;
+    case 'malformed':
+      text = reply.text ?? 'ok';
+      break;
+    case 'truncate':
+    case 'stream_error':
+    case 'reset':
+      text = reply.text ?? '';
+      break;
+    case 'empty':
+      break;
+  }
+  const outputChars = text.length + calls.reduce((sum, call) => sum + call.name.length + call.argPieces.join('').length, 0);
+  const defaultStop = reply.kind === 'tool_calls' ? 'tool_use' : 'end_turn';
+  return {
+    model,
+    textPieces: pieces(text, chunkSize),
+    calls,
+    stopReason: ('stopReason' in reply ? reply.stopReason : undefined) ?? defaultStop,
+    usage: reply.usage ?? {
+      inputTokens: Math.max(1, estimateTokens(JSON.stringify(requestBody ?? {}).length)),
+      outputTokens: estimateTokens(outputChars),
+    },
+    complete: reply.kind === 'text' || reply.kind === 'tool_calls' || reply.kind === 'empty' || reply.kind === 'malformed',
+  };
+}

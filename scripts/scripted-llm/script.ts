@@ -1,0 +1,193 @@
+import { z } from 'zod';
+
+/**
+ * What the scripted LLM answers, one reply per request, in the order they were scripted
+ * for a model. The same reply plays on all three wire formats, so a test can run one
+ * script against every provider.
+ *
+ * Every object is strict: a misspelt field (`chunk_size`) is an error, not a reply that
+ * silently behaves differently from what the test author meant.
+ *
+ * Options every reply accepts (all off by default):
+ * - `delayMs`       wait this long before sending the response headers.
+ * - `chunkDelayMs`  wait this long between two frames of a stream.
+ * - `stall`         `{ ms, pingEveryMs? }`: pause after the first content frame (or after the
+ *                   first frame when there is no content). `ms: -1` hangs until the client
+ *                   goes away or the server closes. With `pingEveryMs` the pause is filled
+ *                   with the provider's keep-alive frames (Anthropic `event: ping`, SSE
+ *                   comments `: keep-alive` for OpenAI and Gemini); without it, silence.
+ * - `hold`          `true`: before anything else, wait until `release(model)` is called
+ *                   (or `POST /_scripted/_release?model=…`), for a test that needs the request
+ *                   in flight at a moment of its choosing. `holdTimeoutMs` (default 30 000)
+ *                   bounds the wait; when it passes the reply plays as if released.
+ * - `usage`         `{ inputTokens, outputTokens }` to report instead of the estimate
+ *                   (about one token per four characters).
+ */
+
+const DurationMs = z.number().int().nonnegative();
+
+const ReplyOptions = {
+  delayMs: DurationMs.optional(),
+  chunkDelayMs: DurationMs.optional(),
+  stall: z
+    .strictObject({
+      /** How long the pause lasts; -1 hangs until the client goes away. */
+      ms: z.number().int().min(-1),
+      /** Keep-alive frames during the pause, every this many ms. Silent when absent. */
+      pingEveryMs: z.number().int().positive().optional(),
+    })
+    .optional(),
+  hold: z.boolean().optional(),
+  holdTimeoutMs: z.number().int().positive().optional(),
+  usage: z
+    .strictObject({
+      inputTokens: z.number().int().nonnegative(),
+      outputTokens: z.number().int().nonnegative(),
+    })
+    .optional(),
+};
+
+/** Characters per streamed piece of text or tool arguments. Default 8. */
+const ChunkSize = z.number().int().positive().optional();
+
+/**
+ * The neutral stop reason, translated per provider: OpenAI `stop`/`tool_calls`/`length`,
+ * Gemini `STOP`/`MAX_TOKENS`.
+ */
+export const ScriptedStopReasonSchema = z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']);
+export type ScriptedStopReason = z.infer<typeof ScriptedStopReasonSchema>;
+
+export const ScriptedToolCallSchema = z
+  .strictObject({
+    /** Defaults to a fresh provider-shaped id (`toolu_…`, `call_…`). Gemini sends no ids. */
+    id: z.string().min(1).optional(),
+    name: z.string().min(1),
+    /** The arguments, sent as JSON text split over several frames. Default `{}`. */
+    input: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * The argument text exactly as sent, e.g. invalid JSON. Gemini carries arguments as
+     * an object, not text: there, text that parses as JSON is sent parsed and anything
+     * else is sent as a JSON string in `args`, which no real Gemini would do.
+     */
+    rawArguments: z.string().optional(),
+  })
+  .refine((call) => call.input === undefined || call.rawArguments === undefined, {
+    message: 'give either input or rawArguments, not both',
+  });
+export type ScriptedToolCall = z.infer<typeof ScriptedToolCallSchema>;
+
+/**
+ * Shapes a provider error body. Each field overrides the provider's default for the status:
+ * - Anthropic: `errorType` is `error.type` (`overloaded_error`), `message` is `error.message`
+ *   (e.g. `prompt is too long: 210000 tokens > 200000 maximum`); `code` is unused.
+ * - OpenAI: `errorType` is `error.type`, `code` is `error.code` (`context_length_exceeded`,
+ *   `insufficient_quota`, `rate_limit_exceeded`); a known code brings its real message and type.
+ * - Gemini: `errorType` is `error.status` (`RESOURCE_EXHAUSTED`); `error.code` is the HTTP status.
+ */
+const ErrorShape = {
+  errorType: z.string().min(1).optional(),
+  message: z.string().optional(),
+  code: z.string().min(1).optional(),
+};
+
+export const TextReplySchema = z.strictObject({
+  kind: z.literal('text'),
+  text: z.string(),
+  chunkSize: ChunkSize,
+  /** Default `end_turn`. */
+  stopReason: ScriptedStopReasonSchema.optional(),
+  ...ReplyOptions,
+});
+
+export const ToolCallsReplySchema = z.strictObject({
+  kind: z.literal('tool_calls'),
+  /** Text streamed before the calls. */
+  text: z.string().optional(),
+  calls: z.array(ScriptedToolCallSchema).min(1),
+  chunkSize: ChunkSize,
+  /** Default `tool_use`. */
+  stopReason: ScriptedStopReasonSchema.optional(),
+  ...ReplyOptions,
+});
+
+/** A complete reply with no content: the terminal sentinel is present. */
+export const EmptyReplySchema = z.strictObject({
+  kind: z.literal('empty'),
+  ...ReplyOptions,
+});
+
+/** An HTTP error instead of a stream. */
+export const StatusReplySchema = z.strictObject({
+  kind: z.literal('status'),
+  status: z.number().int().min(400).max(599),
+  /** Sent as they are, e.g. `{ 'retry-after': '3' }`. */
+  headers: z.record(z.string(), z.string()).optional(),
+  /** The body verbatim (an object is sent as JSON). Default: the provider's error body for the status. */
+  body: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+  ...ErrorShape,
+  ...ReplyOptions,
+});
+
+/** Some content, then a clean end of the response without the terminal sentinel. */
+export const TruncateReplySchema = z.strictObject({
+  kind: z.literal('truncate'),
+  text: z.string().optional(),
+  chunkSize: ChunkSize,
+  ...ReplyOptions,
+});
+
+/**
+ * Some content, then the provider's in-stream error frame, then the end of the response.
+ * Defaults are each provider's "overloaded": Anthropic `overloaded_error`, OpenAI
+ * `server_error`, Gemini `UNAVAILABLE` (code 503).
+ */
+export const StreamErrorReplySchema = z.strictObject({
+  kind: z.literal('stream_error'),
+  text: z.string().optional(),
+  chunkSize: ChunkSize,
+  ...ErrorShape,
+  ...ReplyOptions,
+});
+
+/** Some content, then the socket is destroyed: the client sees the connection die mid-body. */
+export const ResetReplySchema = z.strictObject({
+  kind: z.literal('reset'),
+  text: z.string().optional(),
+  chunkSize: ChunkSize,
+  ...ReplyOptions,
+});
+
+/**
+ * A complete text reply (default text `ok`) with one data frame that is not valid JSON
+ * after the first content frame: a strict client fails there, a lenient one completes.
+ */
+export const MalformedReplySchema = z.strictObject({
+  kind: z.literal('malformed'),
+  text: z.string().optional(),
+  chunkSize: ChunkSize,
+  ...ReplyOptions,
+});
+
+export const ScriptedReplySchema = z.discriminatedUnion('kind', [
+  TextReplySchema,
+  ToolCallsReplySchema,
+  EmptyReplySchema,
+  StatusReplySchema,
+  TruncateReplySchema,
+  StreamErrorReplySchema,
+  ResetReplySchema,
+  MalformedReplySchema,
+]);
+export type ScriptedReply = z.infer<typeof ScriptedReplySchema>;
+export type ScriptedReplyKind = ScriptedReply['kind'];
+
+export const ScriptedRepliesSchema = z.array(ScriptedReplySchema);
+
+/** Validates replies once, at the boundary, with a message that names the model and the field. */
+export function parseReplies(model: string, replies: unknown): ScriptedReply[] {
+  const result = ScriptedRepliesSchema.safeParse(replies);
+  if (!result.success) {
+    throw new Error(`invalid script for model "${model}":\n${z.prettifyError(result.error)}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,215 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CONTROL_PREFIX, handleControl } from './control-api';
+import { Holds } from './holds';
+import { isObject, parseJson, readBody, type BodyRead } from './http-io';
+import { play } from './playback';
+import { ReplyQueues } from './reply-queues';
+import { RequestLog, type RecordedReplyKind, type RecordedRequest, type RequestFilter } from './request-log';
+import { parseReplies, type ScriptedReply } from './script';
+import { anthropic } from './wire/anthropic';
+import type { Dialect, RouteMatch } from './wire/dialect';
+import { google } from './wire/google';
+import { openai } from './wire/openai';
+
+export type { RecordedRequest, RequestFilter, RequestOutcome, RecordedReplyKind } from './request-log';
+export type { ScriptedReply } from './script';
+
+/**
+ * The scripted LLM: a local HTTP server that speaks the streaming wire formats of
+ * Anthropic, OpenAI and Gemini and answers each request with the next scripted reply
+ * for its model. The embedded default LLM of `npm start` and the double of every test.
+ */
+export interface ScriptedLlm {
+  /** `http://127.0.0.1:PORT`, the base URL for ANTHROPIC_BASE_URL, OPENAI_BASE_URL and GEMINI_BASE_URL. */
+  url: string;
+  /** Queues replies for a model (the provider's model string). Throws on an invalid reply. */
+  script(model: string, ...replies: ScriptedReply[]): void;
+  /** Replies scripted for the model and not played yet. */
+  pending(model: string): number;
+  /** Drops the model's unplayed replies; returns how many. */
+  clear(model: string): number;
+  /** Lets the model's requests held by `hold: true` go on; returns how many were waiting. */
+  release(model: string): number;
+  requests(filter?: RequestFilter): RecordedRequest[];
+  /** Resolves with every matching request once there are at least `n`; rejects after `timeoutMs` (default 10 000). */
+  waitForRequests(n: number, filter?: RequestFilter, timeoutMs?: number): Promise<RecordedRequest[]>;
+  /** Ends every request in flight (recorded `aborted-by-server`) and stops listening. */
+  close(): Promise<void>;
+}
+
+export interface ScriptedLlmOptions {
+  /** Default 0: a free port, which is what tests want. */
+  port?: number;
+  /** Default `127.0.0.1`. Loopback only: the request log holds API keys and answers anyone who asks. */
+  host?: string;
+  /** Called once per model request when its outcome is known, e.g. to print a log line. */
+  onSettled?: (request: RecordedRequest) => void;
+}
+
+const DIALECTS: readonly Dialect[] = [anthropic, openai, google];
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopback(host)) {
+    throw new Error(`scripted LLM: host must be a loopback address (127.0.0.1, ::1, localhost), got "${host}"`);
+  }
+  const queues = new ReplyQueues();
+  const holds = new Holds();
+  const log = new RequestLog();
+  const inflight = new Set<AbortController>();
+  const handlers = new Set<Promise<void>>();
+  let closing = false;
+
+  /** Picks what to play: the next scripted reply, an echo, or the provider's 4xx for a request the fake cannot serve. */
+  function chooseReply(dialect: Dialect, url: URL, read: BodyRead, body: unknown, model: string): { reply: ScriptedReply; replyKind: RecordedReplyKind } {
+    const invalid = (status: number, message: string, headers?: Record<string, string>) => ({
+      reply: { kind: 'status' as const, status, message, ...(headers ? { headers } : {}) },
+      replyKind: 'invalid' as const,
+    });
+    if (!read.ok) return invalid(413, 'Request body too large for the scripted LLM.', { connection: 'close' });
+    if (!isObject(body)) return invalid(400, 'The request body is not a JSON object.');
+    if (!model) return invalid(400, 'model: Field required');
+    const problem = dialect.problem(body, url);
+    if (problem) return invalid(400, problem);
+
+    const scripted = queues.shift(model);
+    if (scripted) return { reply: scripted, replyKind: scripted.kind };
+    if (model.startsWith('echo')) {
+      return { reply: { kind: 'text', text: `You said: ${dialect.lastUserText(body)}` }, replyKind: 'echo' };
+    }
+    // Failing loudly: a fake that invents replies hides the bug of a test that scripted too few.
+    const message =
+      `scripted LLM: no reply is scripted for model "${model}" (its queue is empty). ` +
+      `Script one with llm.script("${model}", …) or POST /_scripted/${encodeURIComponent(model)}, ` +
+      'or use a model name starting with "echo".';
+    return { reply: { kind: 'status', status: 400, message }, replyKind: 'unscripted' };
+  }
+
+  async function serveModelRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    dialect: Dialect,
+    route: RouteMatch,
+    signal: AbortSignal,
+    at: number,
+  ): Promise<void> {
+    const read = await readBody(req);
+    const parsed = read.ok ? parseJson(read.text) : undefined;
+    // Recorded as sent: the parsed JSON, or the raw text when it was not JSON.
+    const body = parsed?.ok ? parsed.value : read.ok ? read.text : undefined;
+    const fields = isObject(body) ? body : {};
+    const model = route.model ?? dialect.modelFromBody(fields) ?? '';
+    const { reply, replyKind } = chooseReply(dialect, url, read, parsed?.ok ? body : undefined, model);
+
+    const record = log.add({
+      at,
+      provider: dialect.provider,
+      model,
+      method: req.method ?? 'POST',
+      path: req.url ?? '',
+      headers: { ...req.headers },
+      body,
+      replyKind,
+    });
+    try {
+      const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds });
+      log.settle(record, outcome);
+    } catch (error) {
+      if (signal.aborted) {
+        log.settle(record, closing ? 'aborted-by-server' : 'aborted-by-client');
+      } else {
+        log.settle(record, 'failed');
+        throw error;
+      }
+    } finally {
+      opts.onSettled?.({ ...record });
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
+    const controller = new AbortController();
+    inflight.add(controller);
+    // 'close' without 'finish' means the connection went away under us: the client left, or close() cut it.
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort(new Error('the connection closed before the response ended'));
+      inflight.delete(controller);
+    });
+    // A write racing a client that just left must not take the process down; the abort above records it.
+    res.on('error', () => {});
+    req.on('error', () => {});
+
+    try {
+      const url = new URL(req.url ?? '/', 'http://scripted-llm');
+      if (url.pathname === CONTROL_PREFIX || url.pathname.startsWith(`${CONTROL_PREFIX}/`)) {
+        await handleControl(req, res, url, { queues, holds, log });
+        return;
+      }
+      for (const dialect of DIALECTS) {
+        const route = dialect.match(req.method ?? 'GET', url);
+        if (route) return await serveModelRequest(req, res, url, dialect, route, controller.signal, at);
+      }
+      const body = JSON.stringify({
+        error: {
+          message:
+            `scripted LLM: no route for ${req.method} ${url.pathname}. It serves POST /v1/messages, ` +
+            'POST /chat/completions, POST /v1beta/models/{model}:streamGenerateContent?alt=sse and /_scripted/…',
+        },
+      });
+      res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      process.stderr.write(`scripted LLM: internal error on ${req.method} ${req.url}: ${(error as Error).stack ?? String(error)}\n`);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `scripted LLM internal error: ${(error as Error).message}` } }));
+      } else {
+        res.destroy();
+      }
+    }
+  }
+
+  const server = createServer({ noDelay: true }, (req, res) => {
+    const handler = handle(req, res).finally(() => handlers.delete(handler));
+    handlers.add(handler);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+
+  return {
+    url,
+    script(model, ...replies) {
+      queues.push(model, parseReplies(model, replies));
+    },
+    pending: (model) => queues.pending(model),
+    clear: (model) => queues.clear(model),
+    release: (model) => holds.release(model),
+    requests: (filter) => log.list(filter),
+    waitForRequests: (n, filter, timeoutMs) => log.waitFor(n, filter, timeoutMs),
+    async close() {
+      if (closing) return;
+      closing = true;
+      for (const controller of inflight) controller.abort(new Error('the scripted LLM is closing'));
+      log.rejectWaiters('the server was closed');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await Promise.allSettled([...handlers]);
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import { dataFrame, type Frame } from '../sse';
+import type { Dialect, ErrorShape, StreamPlan } from './dialect';
+import { randomId } from './random-id';
+
+/** Anthropic Messages, `POST /v1/messages` with `stream: true`. */
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+const MESSAGES: Record<string, string> = {
+  invalid_request_error: 'Invalid request',
+  authentication_error: 'invalid x-api-key',
+  billing_error: 'Your credit balance is too low to access the Anthropic API.',
+  permission_error: 'Your API key does not have permission to use the specified resource.',
+  not_found_error: 'Not found',
+  request_too_large: 'Request exceeds the maximum allowed number of bytes.',
+  rate_limit_error:
+    'This request would exceed the rate limit for your organization of 50 requests per minute. Please try again later.',
+  api_error: 'Internal server error',
+  timeout_error: 'Request timed out',
+  overloaded_error: 'Overloaded',
+};
+
+function errorTypeFor(status: number): string {
+  return ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+}
+
+function errorObject(type: string, message: string | undefined): { type: string; message: string } {
+  return { type, message: message ?? MESSAGES[type] ?? type };
+}
+
+function event(type: string, payload: Record<string, unknown>, content = false): Frame {
+  return dataFrame({ type, ...payload }, { event: type, content });
+}
+
+export const anthropic: Dialect = {
+  provider: 'anthropic',
+  eol: '\n',
+
+  match(method, url) {
+    return method === 'POST' && url.pathname === '/v1/messages' ? {} : null;
+  },
+
+  problem(body) {
+    if (body.stream !== true) return 'the scripted LLM serves streaming requests only: set "stream": true';
+    if (!Array.isArray(body.messages)) return 'messages: Field required';
+    return null;
+  },
+
+  modelFromBody(body) {
+    return typeof body.model === 'string' ? body.model : undefined;
+  },
+
+  lastUserText(body) {
+    const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
+    for (const message of [...messages].reverse()) {
+      if (message?.role !== 'user') continue;
+      const { content } = message;
+      if (typeof content === 'string') return content;
+      if (!Array.isArray(content)) continue;
+      const texts = (content as Array<Record<string, unknown>>)
+        .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+        .map((block) => block.text as string);
+      // A user turn holding only tool results is not something the user said.
+      if (texts.length > 0) return texts.join('\n');
+    }
+    return '';
+  },
+
+  streamHeaders() {
+    return {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'request-id': randomId('req_'),
+    };
+  },
+
+  frames(plan: StreamPlan) {
+    const frames: Frame[] = [
+      event('message_start', {
+        message: {
+          id: randomId('msg_'),
+          type: 'message',
+          role: 'assistant',
+          model: plan.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: plan.usage.inputTokens,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 1,
+          },
+        },
+      }),
+    ];
+
+    // Blocks are built first and closed afterwards, so a truncated stream can leave the last one open.
+    const blocks: Frame[][] = [];
+    if (plan.textPieces.length > 0) {
+      blocks.push([
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        ...plan.textPieces.map((text) =>
+          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }, true),
+        ),
+      ]);
+    }
+    for (const call of plan.calls) {
+      const index = blocks.length;
+      blocks.push([
+        event('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: call.id ?? randomId('toolu_01', 22), name: call.name, input: {} },
+        }),
+        // The real API opens every tool block with an empty partial_json.
+        event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } }),
+        ...call.argPieces.map((partial_json) =>
+          event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }, true),
+        ),
+      ]);
+    }
+
+    blocks.forEach((block, index) => {
+      const [start, ...deltas] = block;
+      if (start) frames.push(start);
+      // Real streams send their first ping right after the first block opens.
+      if (index === 0) frames.push(anthropic.ping());
+      frames.push(...deltas);
+      const last = index === blocks.length - 1;
+      if (plan.complete || !last) frames.push(event('content_block_stop', { index }));
+    });
+
+    if (!plan.complete) return frames;
+    frames.push(
+      event('message_delta', {
+        delta: { stop_reason: plan.stopReason, stop_sequence: null },
+        usage: { output_tokens: plan.usage.outputTokens },
+      }),
+      event('message_stop', {}),
+    );
+    return frames;
+  },
+
+  streamError(shape: ErrorShape) {
+    const error = errorObject(shape.errorType ?? 'overloaded_error', shape.message);
+    return event('error', { error });
+  },
+
+  malformed() {
+    return { event: 'content_block_delta', data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_de' };
+  },
+
+  ping() {
+    return event('ping', {});
+  },
+
+  errorBody(status: number, shape: ErrorShape) {
+    return {
+      type: 'error',
+      error: errorObject(shape.errorType ?? errorTypeFor(status), shape.message),
+      request_id: randomId('req_'),
+    };
+  },
+};

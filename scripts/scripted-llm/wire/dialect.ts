@@ -1,0 +1,62 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { ScriptedStopReason } from '../script';
+import type { Frame } from '../sse';
+
+export type Provider = 'anthropic' | 'openai' | 'google';
+
+/** A reply's content in neutral terms, already cut into the pieces that become frames. */
+export interface StreamPlan {
+  model: string;
+  textPieces: string[];
+  calls: PlannedCall[];
+  stopReason: ScriptedStopReason;
+  usage: { inputTokens: number; outputTokens: number };
+  /** False for a stream that must end without its terminal sentinel (and without a stop reason). */
+  complete: boolean;
+}
+
+export interface PlannedCall {
+  id?: string;
+  name: string;
+  /** The argument text, in at least two pieces when it has two characters or more. */
+  argPieces: string[];
+  /** The arguments as a value, for Gemini, which sends them as an object in one part. */
+  args: unknown;
+}
+
+/** The fields a script may set on an error body; each dialect maps them to its own shape. */
+export interface ErrorShape {
+  errorType?: string;
+  message?: string;
+  code?: string;
+}
+
+/** Where a provider's request goes, read from the method and the URL alone. */
+export interface RouteMatch {
+  /** The model when the URL names it (Gemini); otherwise it is read from the body. */
+  model?: string;
+}
+
+/** One provider's wire format, both directions. */
+export interface Dialect {
+  provider: Provider;
+  /** Line ending of the SSE frames. */
+  eol: string;
+  match(method: string, url: URL): RouteMatch | null;
+  /** Why the scripted server cannot serve this request (e.g. not streaming), or null. */
+  problem(body: Record<string, unknown>, url: URL): string | null;
+  modelFromBody(body: Record<string, unknown>): string | undefined;
+  /** The text of the last user message, for echo models. */
+  lastUserText(body: Record<string, unknown>): string;
+  streamHeaders(): OutgoingHttpHeaders;
+  /** The frames of a reply. The body is passed for what it asks of the stream (OpenAI's `include_usage`). */
+  frames(plan: StreamPlan, body: Record<string, unknown>): Frame[];
+  /** The in-stream error frame. */
+  streamError(shape: ErrorShape): Frame;
+  /** A data frame that is not valid JSON. */
+  malformed(): Frame;
+  /** The keep-alive frame sent during a stall. */
+  ping(): Frame;
+  /** The JSON error body for an HTTP status. */
+  errorBody(status: number, shape: ErrorShape): unknown;
+}

@@ -1,0 +1,149 @@
+import { dataFrame, type Frame } from '../sse';
+import type { Dialect, ErrorShape, StreamPlan } from './dialect';
+import { randomId } from './random-id';
+
+/** Gemini, `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`. */
+
+const STATUS_NAMES: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  500: 'INTERNAL',
+  501: 'UNIMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+const CODES_BY_NAME: Record<string, number> = Object.fromEntries(
+  Object.entries(STATUS_NAMES).map(([code, name]) => [name, Number(code)]),
+);
+
+const MESSAGES: Record<string, string> = {
+  INVALID_ARGUMENT: 'Request contains an invalid argument.',
+  UNAUTHENTICATED: 'API key not valid. Please pass a valid API key.',
+  PERMISSION_DENIED: 'Permission denied.',
+  NOT_FOUND: 'models/unknown is not found for API version v1beta.',
+  RESOURCE_EXHAUSTED: 'Resource has been exhausted (e.g. check quota).',
+  INTERNAL: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+  UNAVAILABLE: 'The model is overloaded. Please try again later.',
+  DEADLINE_EXCEEDED: 'The request timed out. Please try again.',
+};
+
+function statusNameFor(status: number): string {
+  return STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
+}
+
+function errorObject(code: number, statusName: string, message: string | undefined) {
+  return { code, message: message ?? MESSAGES[statusName] ?? statusName, status: statusName };
+}
+
+const FINISH_REASONS = { end_turn: 'STOP', tool_use: 'STOP', max_tokens: 'MAX_TOKENS', stop_sequence: 'STOP' } as const;
+
+const PATH = /^\/(v1|v1beta)\/models\/([^/:]+(?:\/[^/:]+)*):([A-Za-z]+)$/;
+
+export const google: Dialect = {
+  provider: 'google',
+  eol: '\r\n',
+
+  match(method, url) {
+    if (method !== 'POST') return null;
+    const match = PATH.exec(url.pathname);
+    if (!match) return null;
+    return { model: decodeURIComponent(match[2]!) };
+  },
+
+  problem(body, url) {
+    const method = PATH.exec(url.pathname)?.[3];
+    if (method !== 'streamGenerateContent') {
+      return `the scripted LLM serves streamGenerateContent only, not ${method ?? 'this method'}`;
+    }
+    // Without alt=sse Gemini streams one JSON array instead of events; an SSE reader would hang on it.
+    if (url.searchParams.get('alt') !== 'sse') return 'the scripted LLM serves alt=sse streams only: add ?alt=sse';
+    if (!Array.isArray(body.contents)) return '* GenerateContentRequest.contents: contents is not specified';
+    return null;
+  },
+
+  modelFromBody() {
+    return undefined;
+  },
+
+  lastUserText(body) {
+    const contents = Array.isArray(body.contents) ? (body.contents as Array<Record<string, unknown>>) : [];
+    for (const content of [...contents].reverse()) {
+      // `role` may be omitted for a single-turn request, and then it means the user.
+      if (content?.role !== undefined && content.role !== 'user') continue;
+      const parts = Array.isArray(content.parts) ? (content.parts as Array<Record<string, unknown>>) : [];
+      const texts = parts.filter((part) => typeof part?.text === 'string').map((part) => part.text as string);
+      if (texts.length > 0) return texts.join('\n');
+    }
+    return '';
+  },
+
+  streamHeaders() {
+    return { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+  },
+
+  frames(plan: StreamPlan) {
+    const responseId = randomId('', 22);
+    const parts: Array<Record<string, unknown>> = [
+      ...plan.textPieces.map((text) => ({ text })),
+      // Gemini sends a call's arguments whole, as an object in one part; it has no argument deltas.
+      ...plan.calls.map((call) => ({ functionCall: { name: call.name, args: call.args } })),
+    ];
+    const { inputTokens, outputTokens } = plan.usage;
+    // usageMetadata is cumulative: each chunk reports the candidate tokens so far.
+    const chunk = (part: Record<string, unknown> | undefined, done: number, finishReason?: string): Frame => {
+      const candidatesTokenCount = parts.length === 0 ? outputTokens : Math.round((outputTokens * done) / parts.length);
+      return dataFrame(
+        {
+          candidates: [
+            {
+              // A complete reply with nothing in it really arrives as content without parts.
+              content: part === undefined ? { role: 'model' } : { parts: [part], role: 'model' },
+              ...(finishReason === undefined ? {} : { finishReason }),
+              index: 0,
+            },
+          ],
+          usageMetadata: {
+            promptTokenCount: inputTokens,
+            candidatesTokenCount,
+            totalTokenCount: inputTokens + candidatesTokenCount,
+          },
+          modelVersion: plan.model,
+          responseId,
+        },
+        { content: part !== undefined },
+      );
+    };
+
+    const finishReason = FINISH_REASONS[plan.stopReason];
+    if (parts.length === 0) return plan.complete ? [chunk(undefined, 0, finishReason)] : [];
+    // The finish reason rides on the last content chunk, not on a frame of its own.
+    return parts.map((part, i) => {
+      const last = i === parts.length - 1;
+      return chunk(part, i + 1, plan.complete && last ? finishReason : undefined);
+    });
+  },
+
+  streamError(shape: ErrorShape) {
+    const statusName = shape.errorType ?? 'UNAVAILABLE';
+    return dataFrame({ error: errorObject(CODES_BY_NAME[statusName] ?? 500, statusName, shape.message) });
+  },
+
+  malformed() {
+    return { data: '{"candidates": [{"content": {"parts": [{"text": "' };
+  },
+
+  // Gemini sends no keep-alive frames; an SSE comment is what a proxy in front of it would add.
+  ping() {
+    return { comment: 'keep-alive' };
+  },
+
+  errorBody(status: number, shape: ErrorShape) {
+    return { error: errorObject(status, shape.errorType ?? statusNameFor(status), shape.message) };
+  },
+};

@@ -1,0 +1,220 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowUpdateStage } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forkSession, readLog, sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
+import { cancelTurnUpdate, sendUpdate, type SessionInput } from '../workflows/api';
+import type { SessionEvent } from '../workflows/session-log';
+import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
+import { startHarness, type Harness } from './support/agent-harness';
+import { unpairedToolCalls } from './support/pairing';
+
+/** What the stubbed tool activity saw, and how each call behaves, keyed by call id. */
+const dispatched: { callId: string; at: number }[] = [];
+const behaviours = new Map<string, (req: RunToolRequest) => Promise<ToolOutcome>>();
+
+async function runTool(req: RunToolRequest): Promise<ToolOutcome> {
+  dispatched.push({ callId: req.callId, at: Date.now() });
+  const behaviour = behaviours.get(req.callId);
+  return behaviour ? behaviour(req) : { code: 'ok', content: `ran ${req.name}` };
+}
+
+/** Heartbeats until cancelled, so the cancellation reaches it; a stand-in for a long tool. */
+async function untilCancelled(): Promise<ToolOutcome> {
+  const ctx = Context.current();
+  for (;;) {
+    ctx.heartbeat();
+    await Promise.race([ctx.cancelled, sleep(100)]);
+  }
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ runTool });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+let models = 0;
+function newModel(name: string): { ref: string; model: string } {
+  const model = `step-${name}-${++models}-${Date.now()}`;
+  return { ref: `anthropic:${model}`, model };
+}
+
+function start(input: Partial<SessionInput> & { model: string }) {
+  return startSession(h.client, h.env, { idleTimeoutMs: 120_000, ...input });
+}
+
+const results = (events: SessionEvent[], turn: number) =>
+  events.filter((e) => e.type === 'tool/result' && e.turn === turn).map((e) => (e.type === 'tool/result' ? [e.callId, e.code] : []));
+
+const POST = { method: 'POST', url: 'http://127.0.0.1:9/orders', body: '{}' };
+
+describe('a step that fails after its assistant message asked for tools', () => {
+  it('records ok, TOOL_OUTCOME_UNKNOWN and TOOL_NOT_STARTED in call order when a side-effecting call times out, dispatches nothing after, and reports the timeout', async () => {
+    const { ref, model } = newModel('timeout');
+    h.llm.script(model, {
+      kind: 'tool_calls',
+      calls: [
+        { id: 'toolu_t1', name: 'calculator', input: { expression: '1+1' } },
+        { id: 'toolu_t2', name: 'http_request', input: POST },
+        { id: 'toolu_t3', name: 'calculator', input: { expression: '2*3' } },
+      ],
+    });
+    behaviours.set('toolu_t2', async () => {
+      await sleep(2_500);
+      return { code: 'ok', content: 'too late' };
+    });
+    const session = await start({ model: ref, toolTimeouts: { http_request: 1_000 } });
+    const turn = await sendAndWait(session, 'place the order');
+
+    expect(turn.status).toBe('failed');
+    expect(turn.failure?.type).toBe('start_to_close_timeout');
+    const events = await readLog(session);
+    expect(results(events, 1)).toEqual([
+      ['toolu_t1', 'ok'],
+      ['toolu_t2', 'TOOL_OUTCOME_UNKNOWN'],
+      ['toolu_t3', 'TOOL_NOT_STARTED'],
+    ]);
+    const unknown = events.find((e) => e.type === 'tool/result' && e.code === 'TOOL_OUTCOME_UNKNOWN');
+    expect(unknown?.type === 'tool/result' && unknown.content).toMatch(/Do not blindly retry/);
+    const tail = events.slice(-2).map((e) => [e.type, 'status' in e ? e.status : undefined, 'failure' in e ? e.failure?.type : undefined]);
+    expect(tail).toEqual([
+      ['step/end', 'failed', 'start_to_close_timeout'],
+      ['turn/end', 'failed', 'start_to_close_timeout'],
+    ]);
+    await sleep(2_000);
+    expect(dispatched.map((d) => d.callId).filter((id) => id.startsWith('toolu_t'))).toEqual(['toolu_t1', 'toolu_t2']);
+
+    // The next turn sends a conversation in which every tool call has its result.
+    h.llm.script(model, { kind: 'text', text: 'I could not confirm the order; please check it.' });
+    const next = await sendAndWait(session, 'what happened?');
+    expect(next.status).toBe('completed');
+    const [request] = h.llm.requests({ model }).slice(-1);
+    expect(unpairedToolCalls(request?.body)).toEqual([]);
+    expect(JSON.stringify(request?.body)).toContain('TOOL_OUTCOME_UNKNOWN');
+  });
+
+  it('drains a read-only call in flight when another fails, and keeps its result', async () => {
+    const { ref, model } = newModel('drain');
+    h.llm.script(model, {
+      kind: 'tool_calls',
+      calls: [
+        { id: 'toolu_d1', name: 'calculator', input: { expression: '1+1' } },
+        { id: 'toolu_d2', name: 'calculator', input: { expression: '2+2' } },
+        { id: 'toolu_d3', name: 'calculator', input: { expression: '3+3' } },
+      ],
+    });
+    behaviours.set('toolu_d1', async () => {
+      await sleep(1_500);
+      return { code: 'ok', content: '2' };
+    });
+    behaviours.set('toolu_d2', async () => {
+      throw ApplicationFailure.create({ type: 'disk_on_fire', message: 'the worker disk is gone', nonRetryable: true });
+    });
+    const session = await start({ model: ref, toolConcurrency: 2 });
+    const turn = await sendAndWait(session, 'add things');
+
+    expect(turn.status).toBe('failed');
+    expect(turn.failure?.type).toBe('disk_on_fire');
+    const events = await readLog(session);
+    expect(results(events, 1)).toEqual([
+      ['toolu_d1', 'ok'],
+      ['toolu_d2', 'TOOL_OUTCOME_UNKNOWN'],
+      ['toolu_d3', 'TOOL_NOT_STARTED'],
+    ]);
+    const kept = events.find((e) => e.type === 'tool/result' && e.callId === 'toolu_d1');
+    const failedAt = dispatched.find((d) => d.callId === 'toolu_d2')?.at ?? 0;
+    expect(kept?.type === 'tool/result' && kept.content).toBe('2');
+    expect((kept?.at ?? 0) - failedAt).toBeGreaterThanOrEqual(1_000);
+    expect(dispatched.some((d) => d.callId === 'toolu_d3')).toBe(false);
+  });
+
+  it('gives a cancelled turn the same recovery and reports it as cancelled', async () => {
+    const { ref, model } = newModel('cancel');
+    h.llm.script(model, {
+      kind: 'tool_calls',
+      calls: [
+        { id: 'toolu_c1', name: 'calculator', input: { expression: '1+1' } },
+        { id: 'toolu_c2', name: 'http_request', input: POST },
+      ],
+    });
+    behaviours.set('toolu_c1', untilCancelled);
+    const session = await start({ model: ref });
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'go' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await waitFor(() => dispatched.some((d) => d.callId === 'toolu_c1'));
+    const cancel = await session.executeUpdate(cancelTurnUpdate);
+    expect(cancel).toEqual({ cancelled: true, turn: 1 });
+
+    const outcome = await update.result().then(
+      () => undefined,
+      (error: unknown) => turnOutcomeOf(error),
+    );
+    expect(outcome?.status).toBe('cancelled');
+    expect(outcome?.failure?.type).toBe('cancelled');
+    const events = await readLog(session);
+    expect(results(events, 1)).toEqual([
+      ['toolu_c1', 'TOOL_OUTCOME_UNKNOWN'],
+      ['toolu_c2', 'TOOL_NOT_STARTED'],
+    ]);
+    expect(events.slice(-2).map((e) => [e.type, 'status' in e ? e.status : undefined])).toEqual([
+      ['step/end', 'cancelled'],
+      ['turn/end', 'cancelled'],
+    ]);
+    expect(dispatched.some((d) => d.callId === 'toolu_c2')).toBe(false);
+  });
+});
+
+describe('fork', () => {
+  it('repairs an open tail when the cut falls inside a step, and leaves a closed log unchanged', async () => {
+    const { ref, model } = newModel('fork');
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_f1', name: 'calculator', input: { expression: '1+1' } },
+          { id: 'toolu_f2', name: 'calculator', input: { expression: '2+2' } },
+        ],
+      },
+      { kind: 'text', text: '2 and 4' },
+    );
+    const source = await start({ model: ref });
+    expect((await sendAndWait(source, 'add')).status).toBe('completed');
+    const sourceLog = await readLog(source);
+
+    const whole = await forkSession(h.client, h.env, source.workflowId);
+    expect(stripTimes(await readLog(whole))).toEqual(stripTimes(sourceLog));
+
+    const firstCall = sourceLog.find((e) => e.type === 'tool/call');
+    const cut = await forkSession(h.client, h.env, source.workflowId, { atSeq: firstCall?.seq ?? -1 });
+    const repaired = await readLog(cut);
+    expect(stripTimes(repaired.slice(0, (firstCall?.seq ?? 0) + 1))).toEqual(stripTimes(sourceLog.slice(0, (firstCall?.seq ?? 0) + 1)));
+    expect(repaired.slice((firstCall?.seq ?? 0) + 1).map((e) => [e.type, 'code' in e ? e.code : 'status' in e ? e.status : undefined])).toEqual([
+      ['tool/result', 'TOOL_OUTCOME_UNKNOWN'],
+      ['tool/result', 'TOOL_NOT_STARTED'],
+      ['step/end', 'interrupted'],
+      ['turn/end', 'interrupted'],
+    ]);
+
+    // The repaired fork is a usable session: its next request pairs every call.
+    h.llm.script(model, { kind: 'text', text: 'resumed' });
+    expect((await sendAndWait(cut, 'go on')).status).toBe('completed');
+    const [request] = h.llm.requests({ model }).slice(-1);
+    expect(unpairedToolCalls(request?.body)).toEqual([]);
+  });
+});
+
+function stripTimes(events: SessionEvent[]) {
+  return events.map(({ at: _at, ...rest }) => rest);
+}
+
+async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
+    await sleep(50);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * docker-compose.yml cannot run here (no Docker engine), so this is its specification:
+ * what a user with Docker gets, read from the file itself.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+
+interface Service {
+  image?: string;
+  build?: { context: string; args?: Record<string, string> };
+  command?: string | string[];
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string | string[] };
+  environment?: Record<string, string>;
+  profiles?: string[];
+}
+
+const read = (file: string): string => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+
+// `merge: true`: the Node services share their build and environment through a YAML merge key.
+const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
+const services = compose.services;
+const dotEnv = Object.fromEntries(
+  read('.env')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const at = line.indexOf('=');
+      return [line.slice(0, at), line.slice(at + 1)] as const;
+    }),
+);
+
+function service(name: string): Service {
+  const found = services[name];
+  if (found === undefined) throw new Error(`docker-compose.yml has no service "${name}"`);
+  return found;
+}
+
+function commandText(s: Service): string {
+  return Array.isArray(s.command) ? s.command.join(' ') : (s.command ?? '');
+}
+
+describe('docker-compose.yml', () => {
+  it('runs PostgreSQL, the schema job, the server, the UI, the scripted LLM, the worker and a demo client', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      ['demo', 'postgresql', 'scripted-llm', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker'].sort(),
+    );
+  });
+
+  it('publishes gRPC on 7233 and the Web UI on 8080, and nothing else', () => {
+    const published = Object.entries(services).flatMap(([name, s]) => (s.ports ?? []).map((p) => `${name} ${p}`));
+    expect(published.sort()).toEqual(['temporal 7233:7233', 'temporal-ui 8080:8080']);
+  });
+
+  it('takes every image tag from a version pinned in .env', () => {
+    for (const [name, s] of Object.entries(services)) {
+      if (s.image === undefined) continue;
+      const match = /^[\w./-]+:\$\{(\w+)\}$/.exec(s.image);
+      expect(match, `${name}: image "${s.image}" should be name:\${VERSION_VARIABLE}`).not.toBeNull();
+      const variable = match?.[1] ?? '';
+      expect(dotEnv[variable], `${name}: .env should pin ${variable}`).toMatch(/^\d+(\.\d+)*$/);
+    }
+    expect(service('postgresql').image).toBe('postgres:${POSTGRESQL_VERSION}');
+    expect(service('temporal').image).toBe('temporalio/server:${TEMPORAL_VERSION}');
+    expect(service('temporal-schema').image).toBe('temporalio/admin-tools:${TEMPORAL_ADMINTOOLS_VERSION}');
+    expect(service('temporal-ui').image).toBe('temporalio/ui:${TEMPORAL_UI_VERSION}');
+  });
+
+  it('builds the Node services from the Dockerfile on the Node version pinned in .env', () => {
+    for (const name of ['worker', 'scripted-llm', 'demo']) {
+      expect(service(name).build, name).toEqual({ context: '.', args: { NODE_VERSION: '${NODE_VERSION}' } });
+    }
+    expect(dotEnv.NODE_VERSION).toMatch(/^20\.\d+\.\d+$/);
+  });
+
+  it('starts each service only when what it needs is ready', () => {
+    const conditions = Object.fromEntries(
+      Object.entries(services).map(([name, s]) => [
+        name,
+        Object.fromEntries(Object.entries(s.depends_on ?? {}).map(([dep, { condition }]) => [dep, condition])),
+      ]),
+    );
+    expect(conditions).toEqual({
+      postgresql: {},
+      'temporal-schema': { postgresql: 'service_healthy' },
+      temporal: { 'temporal-schema': 'service_completed_successfully' },
+      'temporal-setup': { temporal: 'service_healthy' },
+      'temporal-ui': { temporal: 'service_healthy' },
+      'scripted-llm': {},
+      worker: { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy' },
+      demo: { 'temporal-setup': 'service_completed_successfully', worker: 'service_started' },
+    });
+  });
+
+  it('health-checks every service that another one waits for as healthy', () => {
+    const awaitedHealthy = new Set(
+      Object.values(services).flatMap((s) =>
+        Object.entries(s.depends_on ?? {})
+          .filter(([, { condition }]) => condition === 'service_healthy')
+          .map(([dep]) => dep),
+      ),
+    );
+    expect([...awaitedHealthy].sort()).toEqual(['postgresql', 'scripted-llm', 'temporal']);
+    for (const name of awaitedHealthy) {
+      const test = service(name).healthcheck?.test;
+      expect(test, `${name} needs a healthcheck`).toBeDefined();
+      expect(Array.isArray(test) ? test[0] : test).toMatch(/^(CMD|CMD-SHELL)$/);
+    }
+  });
+
+  it('migrates both PostgreSQL databases with the admin-tools schema tool', () => {
+    const script = commandText(service('temporal-schema'));
+    expect(script).toContain('temporal-sql-tool --plugin postgres12 --ep postgresql');
+    expect(script).toContain('/etc/temporal/schema/postgresql/v12/temporal/versioned');
+    expect(script).toContain('/etc/temporal/schema/postgresql/v12/visibility/versioned');
+  });
+
+  it('registers the same search attributes as workflows/search-attributes.ts', () => {
+    const cliType = (type: string): string =>
+      type
+        .toLowerCase()
+        .split('_')
+        .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+        .join('');
+    const expected = AGENT_SEARCH_ATTRIBUTES.map((key) => `${key.name}=${cliType(key.type)}`);
+    expect(service('temporal-setup').environment?.AGENT_SEARCH_ATTRIBUTES?.split(' ')).toEqual(expected);
+  });
+
+  it('points the worker at the server and, by default, at the scripted LLM for every provider', () => {
+    const env = service('worker').environment ?? {};
+    expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    expect(env.TEMPORAL_NAMESPACE).toBe('default');
+    expect(env.AGENT_TASK_QUEUE).toBe('agent');
+    for (const variable of ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'GEMINI_BASE_URL']) {
+      expect(env[variable], variable).toMatch(new RegExp(`^\\$\\{${variable}:-http://scripted-llm:8787(/v1)?\\}$`));
+    }
+    expect(commandText(service('scripted-llm'))).toBe('npx tsx scripts/scripted-llm/main.ts --host 0.0.0.0');
+    expect(commandText(service('worker'))).toBe('npm run worker');
+  });
+
+  it('runs the demo session only under the "demo" profile', () => {
+    const demo = service('demo');
+    expect(demo.profiles).toEqual(['demo']);
+    expect(commandText(demo)).toMatch(/^npm run client -- run --prompt .+ --model anthropic:echo-demo$/);
+    for (const [name, s] of Object.entries(services)) {
+      if (name !== 'demo') expect(s.profiles, name).toBeUndefined();
+    }
+  });
+});
+
+describe('Dockerfile', () => {
+  it('exists and builds a worker image from node:<NODE_VERSION>-slim with npm ci', () => {
+    expect(existsSync(path.join(PROJECT_ROOT, 'Dockerfile'))).toBe(true);
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile).toMatch(/^ARG NODE_VERSION=\S+$/m);
+    expect(dockerfile).toMatch(/^FROM node:\$\{NODE_VERSION\}-slim$/m);
+    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
+    expect(dockerfile).toMatch(/^CMD \["npm", "run", "worker"\]$/m);
+  });
+
+  it('keeps host-only folders out of the build context', () => {
+    const ignored = read('.dockerignore').split('\n');
+    for (const entry of ['node_modules', '.temporal', '.data', '.env']) expect(ignored).toContain(entry);
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * Runs once per `vitest run`, in the main process, before any test file: installs the
+ * Temporal binaries if needed and starts ONE dev server that every test file shares
+ * (each test isolates itself with its own task queue and workflow ids).
+ *
+ * The server listens on a free port, never 7233, so a developer's own `npm run server`
+ * keeps running beside the tests. Its history lives in memory and goes with it.
+ *
+ * Set TEMPORAL_TEST_ADDRESS to run the tests against a server you already have.
+ */
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { findFreePort, startDevServer, type DevServer } from '../scripts/server';
+import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../scripts/temporal-binaries';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** `host:port` of the shared dev server. */
+    temporalAddress: string;
+    /** Namespace on it, with the agent search attributes registered. */
+    temporalNamespace: string;
+    /** Its Web UI, or '' when the address came from TEMPORAL_TEST_ADDRESS. */
+    temporalUiUrl: string;
+    /** The Temporal CLI binary (`temporal`). */
+    temporalCliPath: string;
+    /** The time-skipping test server binary, for `{ type: 'existing-path' }`. */
+    temporalTestServerPath: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const [cliPath, testServerPath] = await Promise.all([temporalCliPath(), temporalTestServerPath()]);
+
+  let server: DevServer | undefined;
+  let address = process.env.TEMPORAL_TEST_ADDRESS;
+  let uiUrl = '';
+  if (address === undefined || address === '') {
+    const [port, uiPort] = await Promise.all([findFreePort(), findFreePort()]);
+    server = await startDevServer({
+      ip: '127.0.0.1',
+      port,
+      uiPort,
+      executable: cliPath,
+      // The server's chatter would interleave with the test report; kept for post-mortems.
+      output: { file: path.join(PROJECT_ROOT, 'test-results', 'temporal-dev-server.log') },
+    });
+    address = server.address;
+    uiUrl = server.uiUrl ?? '';
+  }
+
+  project.provide('temporalAddress', address);
+  project.provide('temporalNamespace', server?.namespace ?? 'default');
+  project.provide('temporalUiUrl', uiUrl);
+  project.provide('temporalCliPath', cliPath);
+  project.provide('temporalTestServerPath', testServerPath);
+  // Also through the environment, inherited by the test forks and by anything a test
+  // spawns (`npm start -- --once`, the worker in a crash test), which cannot inject().
+  process.env.TEMPORAL_TEST_ADDRESS = address;
+  process.env.TEMPORAL_CLI_PATH = cliPath;
+  process.env.TEMPORAL_TEST_SERVER_PATH = testServerPath;
+
+  return async () => {
+    await server?.stop();
+  };
+}

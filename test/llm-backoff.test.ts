@@ -1,0 +1,191 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelayMs, decideRetry, type RetryInput } from '../activities/llm/backoff';
+import { LlmError } from '../activities/llm/llm-error';
+import type { LlmErrorType } from '../workflows/errors';
+import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type RetryPolicy } from '../workflows/retry-policy';
+
+const policy = DEFAULT_RETRY_POLICY;
+const fixed = (x: number) => () => x;
+
+function failure(type: LlmErrorType, retryAfterMs?: number): LlmError {
+  return new LlmError({ type, provider: 'anthropic', detail: 'test', ...(retryAfterMs !== undefined && { retryAfterMs }) });
+}
+
+function decide(over: Partial<RetryInput> = {}) {
+  return decideRetry({
+    error: failure('overloaded'),
+    policy,
+    attempt: 1,
+    firstFailureAtMs: 1_000_000,
+    nowMs: 1_000_000,
+    random: fixed(0.5),
+    ...over,
+  });
+}
+
+describe('backoffDelayMs: the ladder with equal jitter', () => {
+  // base = min(1 s × 2^(n−1), 30 s): 1, 2, 4, 8, 16, 30, 30, 30, 30, 30 s
+  const bases = [1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000, 30_000];
+
+  it.each(bases.map((base, i) => ({ retry: i + 1, base })))('retry $retry waits between base/2 and base ($base ms)', ({ retry, base }) => {
+    expect(backoffDelayMs(retry, policy, fixed(0))).toBe(base / 2);
+    expect(backoffDelayMs(retry, policy, fixed(1))).toBe(base);
+    expect(backoffDelayMs(retry, policy, fixed(0.5))).toBe(base * 0.75);
+  });
+
+  it('caps every wait at maxDelayMs, however far up the ladder', () => {
+    expect(backoffDelayMs(6, policy, fixed(1))).toBe(30_000);
+    expect(backoffDelayMs(50, policy, fixed(1))).toBe(30_000);
+    expect(backoffDelayMs(5_000, policy, fixed(1))).toBe(30_000);
+  });
+
+  it('follows a custom policy', () => {
+    const p: RetryPolicy = { ...policy, baseDelayMs: 200, maxDelayMs: 1_000 };
+    expect([1, 2, 3, 4, 5].map((n) => backoffDelayMs(n, p, fixed(1)))).toEqual([200, 400, 800, 1_000, 1_000]);
+  });
+
+  it('keeps a misbehaving random source inside [base/2, base]', () => {
+    expect(backoffDelayMs(1, policy, fixed(-3))).toBe(500);
+    expect(backoffDelayMs(1, policy, fixed(7))).toBe(1_000);
+    expect(backoffDelayMs(1, policy, fixed(Number.NaN))).toBe(500);
+  });
+
+  it('stays inside the range for any random value', () => {
+    for (let i = 0; i < 1_000; i++) {
+      const d = backoffDelayMs(3, policy, Math.random);
+      expect(d).toBeGreaterThanOrEqual(2_000);
+      expect(d).toBeLessThanOrEqual(4_000);
+    }
+  });
+});
+
+describe('decideRetry', () => {
+  it('schedules a retryable failure with the jittered delay of its rung', () => {
+    expect(decide({ attempt: 1, random: fixed(0) })).toEqual({ retry: true, delayMs: 500 });
+    expect(decide({ attempt: 3, random: fixed(1) })).toEqual({ retry: true, delayMs: 4_000 });
+  });
+
+  it('never retries when the session turned retries off, even a retryable failure', () => {
+    expect(decide({ policy: null })).toEqual({ retry: false, reason: 'retry_off' });
+  });
+
+  it.each(['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded'] as const)('never retries %s', (type) => {
+    expect(decide({ error: failure(type) })).toEqual({ retry: false, reason: 'not_retryable' });
+  });
+
+  it.each(['timeout', 'rate_limit', 'overloaded', 'server_error', 'network_error'] as const)('retries %s', (type) => {
+    expect(decide({ error: failure(type) })).toMatchObject({ retry: true });
+  });
+
+  describe('attempts', () => {
+    it('allows 10 retries: attempt 10 failing still gets retry 10', () => {
+      expect(decide({ attempt: 10, random: fixed(0) })).toEqual({ retry: true, delayMs: 15_000 });
+    });
+
+    it('stops after attempt 11 (10 retries = 11 attempts)', () => {
+      expect(decide({ attempt: 11 })).toEqual({ retry: false, reason: 'max_retries' });
+    });
+
+    it('with maxRetries 0 the first failure is final', () => {
+      expect(decide({ policy: { ...policy, maxRetries: 0 }, attempt: 1 })).toEqual({ retry: false, reason: 'max_retries' });
+    });
+  });
+
+  describe('server-stated waits', () => {
+    it('raise the delay to at least the stated wait', () => {
+      // Rung 1 is at most 1 s; the server asked for 3 s.
+      expect(decide({ error: failure('rate_limit', 3_000), attempt: 1, random: fixed(1) })).toEqual({ retry: true, delayMs: 3_000 });
+    });
+
+    it('never lower the delay: a short stated wait leaves the ladder alone', () => {
+      // Rung 4 is 4..8 s; the server asked for 0.5 s.
+      expect(decide({ error: failure('rate_limit', 500), attempt: 4, random: fixed(0) })).toEqual({ retry: true, delayMs: 4_000 });
+    });
+
+    it('up to maxServerWaitMs (60 s) are waited out', () => {
+      expect(decide({ error: failure('rate_limit', 60_000) })).toEqual({ retry: true, delayMs: 60_000 });
+    });
+
+    it('above maxServerWaitMs are surfaced at once, not waited out', () => {
+      expect(decide({ error: failure('rate_limit', 60_001) })).toEqual({ retry: false, reason: 'retry_after_too_long' });
+      expect(decide({ error: failure('rate_limit', 120_000), attempt: 1 })).toEqual({ retry: false, reason: 'retry_after_too_long' });
+    });
+
+    it('above the ceiling are reported as too long even when the attempts are also used up', () => {
+      expect(decide({ error: failure('rate_limit', 120_000), attempt: 11 })).toEqual({ retry: false, reason: 'retry_after_too_long' });
+    });
+
+    it('follow a policy with a lower ceiling', () => {
+      const p = { ...policy, maxServerWaitMs: 5_000 };
+      expect(decide({ policy: p, error: failure('rate_limit', 5_001) })).toEqual({ retry: false, reason: 'retry_after_too_long' });
+    });
+  });
+
+  describe('budget (240 s from the first failure)', () => {
+    const first = 1_000_000;
+
+    it('schedules a retry whose wait ends exactly at the budget', () => {
+      // random 0 on rung 1: 500 ms; 239.5 s + 0.5 s = 240 s.
+      expect(decide({ firstFailureAtMs: first, nowMs: first + 239_500, random: fixed(0) })).toEqual({ retry: true, delayMs: 500 });
+    });
+
+    it('refuses a retry whose wait would end 1 ms past the budget', () => {
+      expect(decide({ firstFailureAtMs: first, nowMs: first + 239_501, random: fixed(0) })).toEqual({ retry: false, reason: 'budget_exhausted' });
+    });
+
+    it('counts the server-stated floor against the budget', () => {
+      // 200 s in, the server asks for 45 s: 245 s > 240 s.
+      expect(decide({ error: failure('rate_limit', 45_000), firstFailureAtMs: first, nowMs: first + 200_000 })).toEqual({
+        retry: false,
+        reason: 'budget_exhausted',
+      });
+    });
+
+    it('fits all ten retries even at the longest jitter (1+2+4+8+16+30×5 = 181 s)', () => {
+      let now = first;
+      for (let attempt = 1; attempt <= 10; attempt++) {
+        const d = decide({ attempt, firstFailureAtMs: first, nowMs: now, random: fixed(1) });
+        expect(d.retry).toBe(true);
+        if (d.retry) now += d.delayMs;
+      }
+      expect(now - first).toBe(181_000);
+      expect(decide({ attempt: 11, firstFailureAtMs: first, nowMs: now })).toEqual({ retry: false, reason: 'max_retries' });
+    });
+
+    it('stops a ladder of 30 s server waits before its tenth retry', () => {
+      let now = first;
+      let retries = 0;
+      for (let attempt = 1; attempt <= 11; attempt++) {
+        const d = decide({ error: failure('rate_limit', 30_000), attempt, firstFailureAtMs: first, nowMs: now, random: fixed(0) });
+        if (!d.retry) {
+          expect(d.reason).toBe('budget_exhausted');
+          break;
+        }
+        now += d.delayMs;
+        retries++;
+      }
+      expect(retries).toBe(8); // 8 × 30 s = 240 s; a 9th would end at 270 s
+    });
+  });
+
+  describe('the delay is never 0 (Temporal does not read 0 as "retry now")', () => {
+    it('is at least 1 ms even for a policy that would compute 0', () => {
+      // Below RETRY_LIMITS on purpose: the decision must hold even if validation is bypassed.
+      const degenerate = { ...policy, baseDelayMs: 0, maxDelayMs: 0 };
+      expect(decide({ policy: degenerate, random: fixed(0) })).toEqual({ retry: true, delayMs: 1 });
+      expect(decide({ policy: degenerate, error: failure('rate_limit', 0) })).toEqual({ retry: true, delayMs: 1 });
+    });
+
+    it('is a whole number of ms, rounded up so a stated floor is never undercut', () => {
+      const d = decide({ error: failure('rate_limit', 2_000.2), random: fixed(0) });
+      expect(d).toEqual({ retry: true, delayMs: 2_001 });
+      const odd = RetryPolicySchema.parse({ ...policy, baseDelayMs: 101 });
+      expect(decide({ policy: odd, random: fixed(0) })).toEqual({ retry: true, delayMs: 51 });
+    });
+
+    it('for the smallest valid policy at the bottom of the jitter is still positive', () => {
+      const smallest = RetryPolicySchema.parse({ maxRetries: 1, baseDelayMs: 100, maxDelayMs: 100, budgetMs: 1_000, maxServerWaitMs: 0 });
+      expect(decide({ policy: smallest, random: fixed(0) })).toEqual({ retry: true, delayMs: 50 });
+    });
+  });
+});

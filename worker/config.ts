@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+const url = (name: string, fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), { message: `${name} must be an http(s) URL` })
+    .transform((v) => v.replace(/\/+$/, ''));
+
+const positiveMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/**
+ * The worker's environment, parsed once at start. Names follow Temporal's own tools
+ * (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`) so one shell serves both.
+ */
+export const WorkerEnvSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, { message: 'TEMPORAL_ADDRESS must be host:port' }).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  AGENT_TASK_QUEUE: z.string().min(1).default('agent'),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url('ANTHROPIC_BASE_URL', 'https://api.anthropic.com'),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  /** Includes `/v1`, as the OpenAI SDKs do; point it at Ollama or vLLM as `http://host:11434/v1`. */
+  OPENAI_BASE_URL: url('OPENAI_BASE_URL', 'https://api.openai.com/v1'),
+  GEMINI_API_KEY: z.string().min(1).optional(),
+  GEMINI_BASE_URL: url('GEMINI_BASE_URL', 'https://generativelanguage.googleapis.com'),
+  /** A provider response silent this long (no byte, not even a ping) is a dead socket: a retryable network_error. */
+  AGENT_LLM_IDLE_TIMEOUT_MS: positiveMs(90_000),
+  /** Where read_file and write_file may go. */
+  AGENT_WORKSPACE: z.string().min(1).default('.data/workspace'),
+  /** Hosts http_request may reach, comma-separated (`api.example.com,localhost:8080`). Empty: none. */
+  AGENT_HTTP_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+    ),
+  AGENT_HTTP_MAX_RESPONSE_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+});
+export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** One line per bad variable, naming it; never echoes a value, which may be a key. */
+export function parseWorkerEnv(env: Record<string, string | undefined>): WorkerEnv {
+  const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = WorkerEnvSchema.safeParse(blankless);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const name = String(issue?.path[0] ?? 'environment');
+  throw new ConfigError(`${name}: ${issue?.message ?? 'invalid'}`);
+}

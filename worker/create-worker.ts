@@ -1,0 +1,54 @@
+import { fileURLToPath } from 'node:url';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import type { Dispatcher } from 'undici';
+import { createActivities, type AgentActivities } from '../activities';
+import type { WorkerEnv } from './config';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface AgentWorkerOptions {
+  connection: NativeConnection;
+  env: WorkerEnv;
+  dispatcher: Dispatcher;
+  /** A prebuilt bundle (tests build one per file); otherwise `workflows/` is bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Overrides for tests and benchmarks. */
+  overrides?: Partial<WorkerOptions>;
+  /** Stubs merged over the real activities, for tests that must control one of them. */
+  activityOverrides?: Partial<AgentActivities>;
+  heartbeatIntervalMs?: number;
+}
+
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+  const { env } = options;
+  const activities = createActivities({
+    dispatcher: options.dispatcher,
+    llm: {
+      providers: {
+        anthropic: { baseUrl: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY },
+        openai: { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY },
+        google: { baseUrl: env.GEMINI_BASE_URL, apiKey: env.GEMINI_API_KEY },
+      },
+      streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
+      ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
+    },
+    tools: {
+      workspaceDir: env.AGENT_WORKSPACE,
+      httpAllowlist: env.AGENT_HTTP_ALLOWLIST,
+      maxResponseBytes: env.AGENT_HTTP_MAX_RESPONSE_BYTES,
+    },
+  });
+  return Worker.create({
+    connection: options.connection,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: env.AGENT_TASK_QUEUE,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities: { ...activities, ...options.activityOverrides },
+    // Cancellation reaches an activity only in a heartbeat's response, and the SDK would
+    // otherwise hold heartbeats back for up to 80 % of the heartbeat timeout (30 s without
+    // one): a cancelled turn would keep streaming, or keep a tool running, that long.
+    maxHeartbeatThrottleInterval: '2 seconds',
+    defaultHeartbeatThrottleInterval: '2 seconds',
+    ...options.overrides,
+  });
+}

@@ -1,0 +1,25 @@
+import { mkdir } from 'node:fs/promises';
+import { NativeConnection } from '@temporalio/worker';
+import { Agent } from 'undici';
+import { ConfigError, parseWorkerEnv } from './config';
+import { createAgentWorker } from './create-worker';
+
+async function main(): Promise<void> {
+  const env = parseWorkerEnv(process.env);
+  await mkdir(env.AGENT_WORKSPACE, { recursive: true });
+  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+  const dispatcher = new Agent();
+  try {
+    const worker = await createAgentWorker({ connection, env, dispatcher });
+    console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${env.TEMPORAL_ADDRESS} (namespace ${env.TEMPORAL_NAMESPACE})`);
+    await worker.run();
+  } finally {
+    await dispatcher.close();
+    await connection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? `worker: ${error.message}` : error);
+  process.exit(1);
+});

@@ -1,0 +1,110 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { Usage } from './messages';
+import { ModelRefSchema } from './model-ref';
+import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
+import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
+
+/**
+ * The session workflow's interface: its input, Updates and Queries. The client imports the
+ * same schemas, so bad input is rejected before anything reaches history, and the workflow
+ * validates again because a workflow is a trust boundary of its own.
+ */
+
+export const SESSION_WORKFLOW = 'agentSession';
+
+export const SessionInputSchema = z
+  .object({
+    model: ModelRefSchema,
+    system: z.string().max(100_000).optional(),
+    /** Absent: the default ladder. `null`: one attempt per LLM call, nothing else changed. */
+    retryPolicy: SessionRetryPolicySchema.optional(),
+    /** Steps one turn may take before it stops with reason `step_limit`. */
+    maxSteps: z.number().int().min(1).max(200).default(10),
+    /** Read-only tool calls that may run at once. */
+    toolConcurrency: z.number().int().min(1).max(32).default(4),
+    maxTokens: z.number().int().min(1).max(200_000).default(4096),
+    /** With no message and no turn for this long, the session ends by itself. */
+    idleTimeoutMs: z.number().int().min(1_000).max(30 * 24 * 3600_000).default(3600_000),
+    /** Per-tool startToClose overrides in ms, for tools slower (or stricter) here than their defaults. */
+    toolTimeouts: z.record(z.string(), z.number().int().min(100).max(24 * 3600_000)).default({}),
+    /** Built-in tools this session may use; all of them when absent. */
+    tools: z.array(z.string().min(1)).optional(),
+    /** Side-effecting tools (or `*`) whose calls wait for a human decision. */
+    approvalRequired: z.array(z.string().min(1)).default([]),
+    approvalTimeoutMs: z.number().int().min(1_000).max(7 * 24 * 3600_000).default(3600_000),
+    /** The log of the session this one was forked from, already cut; an open tail is repaired at start. */
+    fork: z.object({ fromWorkflowId: z.string().min(1), atSeq: z.number().int().nonnegative().optional(), events: SessionLogSchema }).optional(),
+  })
+  .strict();
+export type SessionInput = z.input<typeof SessionInputSchema>;
+export type SessionConfig = z.output<typeof SessionInputSchema>;
+
+export const SendMessageSchema = z.object({ text: z.string().trim().min(1, { message: 'a message must not be empty' }).max(200_000) }).strict();
+export type SendMessage = z.infer<typeof SendMessageSchema>;
+
+export const TurnStatusSchema = z.enum(['completed', 'failed', 'cancelled']);
+export type TurnStatus = z.infer<typeof TurnStatusSchema>;
+
+export interface TurnOutcome {
+  turn: number;
+  status: TurnStatus;
+  reason?: 'answered' | 'step_limit';
+  failure?: FailureSummary;
+}
+
+/** `default` restores the product default; `null` switches retries off. */
+export const RetryPolicyUpdateSchema = z.union([z.literal('default'), SessionRetryPolicySchema]);
+export type RetryPolicyUpdate = z.infer<typeof RetryPolicyUpdateSchema>;
+
+export const ApprovalDecisionSchema = z
+  .object({ callId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2_000).optional() })
+  .strict();
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
+export interface PendingApproval {
+  turn: number;
+  step: number;
+  callId: string;
+  name: string;
+  input: Record<string, unknown>;
+  deadline: number;
+}
+
+export interface SessionState {
+  status: 'idle' | 'running' | 'ended';
+  model: string;
+  system?: string;
+  turn: number;
+  /** The step running now, or the last one. */
+  step: number;
+  stepsTaken: number;
+  phase: 'idle' | 'llm' | 'tools' | 'approval';
+  queued: number;
+  retryPolicy: SessionRetryPolicy | 'default';
+  pendingApprovals: PendingApproval[];
+  events: number;
+  forkedFrom?: { workflowId: string; atSeq?: number };
+}
+
+export interface SessionResult {
+  turns: number;
+  stepsTaken: number;
+  endedBy: 'request' | 'idle_timeout';
+  usage: Usage;
+}
+
+/** Starts a turn with a user message; resolves when the turn ends and fails with the turn's own failure. */
+export const sendUpdate = defineUpdate<TurnOutcome, [SendMessage]>('send');
+/** Resolves when the given turn has ended, with the same outcome as `send`. */
+export const awaitTurnUpdate = defineUpdate<TurnOutcome, [{ turn: number }]>('awaitTurn');
+export const cancelTurnUpdate = defineUpdate<{ cancelled: boolean; turn?: number }, []>('cancelTurn');
+export const setRetryPolicyUpdate = defineUpdate<SessionRetryPolicy, [RetryPolicyUpdate]>('setRetryPolicy');
+export const decideApprovalUpdate = defineUpdate<{ applied: boolean }, [ApprovalDecision]>('decideApproval');
+/** Ends the session once no turn runs and none is queued. */
+export const endUpdate = defineUpdate<void, []>('end');
+
+export const logQuery = defineQuery<SessionEvent[], [{ fromSeq?: number }?]>('log');
+export const stateQuery = defineQuery<SessionState>('state');
+
+export { FailureSummarySchema };

@@ -1,0 +1,50 @@
+/**
+ * Stable failure `type` strings. The same string is the ApplicationFailure type, the
+ * entry in the activity's `nonRetryableErrorTypes`, what the UI and the client show,
+ * and what the tests assert on. Renaming one is a breaking change.
+ */
+
+/** LLM-call failures that waiting can cure: Temporal retries them on the ladder. */
+export const RETRYABLE_LLM_ERROR_TYPES = ['timeout', 'rate_limit', 'overloaded', 'server_error', 'network_error'] as const;
+
+/** LLM-call failures that no retry can cure. */
+export const NON_RETRYABLE_LLM_ERROR_TYPES = [
+  'auth_error',
+  'invalid_request',
+  'context_overflow',
+  'unknown',
+  /** A 429 that names a spend or quota limit: waiting 240 s does not refill a billing account. */
+  'quota_exceeded',
+] as const;
+
+export type RetryableLlmErrorType = (typeof RETRYABLE_LLM_ERROR_TYPES)[number];
+export type NonRetryableLlmErrorType = (typeof NON_RETRYABLE_LLM_ERROR_TYPES)[number];
+export type LlmErrorType = RetryableLlmErrorType | NonRetryableLlmErrorType;
+
+export function isRetryableLlmErrorType(type: string): type is RetryableLlmErrorType {
+  return (RETRYABLE_LLM_ERROR_TYPES as readonly string[]).includes(type);
+}
+
+/** Details attached to every LLM-call ApplicationFailure, shown in the UI and read by the client. */
+export interface LlmFailureDetails {
+  provider: string;
+  status?: number;
+  /** The wait the server asked for, when it stated one. */
+  retryAfterMs?: number;
+  /** Why Temporal will not retry this failure, when it will not. */
+  stopReason?: RetryStopReason;
+}
+
+export type RetryStopReason = 'not_retryable' | 'max_retries' | 'budget_exhausted' | 'retry_after_too_long' | 'retry_off';
+
+/** Failure types raised by the workflow itself. */
+export const WORKFLOW_ERROR_TYPES = {
+  /** The turn was cancelled by the user: the abort path. */
+  cancelled: 'cancelled',
+  /** A bug or an unexpected state in our own code. */
+  internal: 'internal_error',
+  /** A tool activity failed as infrastructure (timeout, lost worker, non-retryable non-tool failure). */
+  toolInfrastructure: 'tool_infrastructure_error',
+  /** A payload or history limit of Temporal would be exceeded. */
+  tooLarge: 'payload_too_large',
+} as const;

@@ -1,0 +1,26 @@
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/workflow';
+import { WORKFLOW_ERROR_TYPES } from './errors';
+import type { FailureSummary } from './session-log';
+
+/**
+ * The failure a turn reports: the original cause's stable type, not the wrapper's. An LLM
+ * call that gave up on a 529 reports `overloaded`; a tool whose activity timed out reports
+ * `start_to_close_timeout`; a cancelled turn reports `cancelled`.
+ */
+export function summarizeFailure(error: unknown): FailureSummary {
+  if (error instanceof ActivityFailure && error.cause) {
+    const inner = summarizeFailure(error.cause);
+    return { type: inner.type, message: `${error.activityType}: ${inner.message}` };
+  }
+  if (error instanceof ApplicationFailure) return { type: error.type ?? 'Error', message: error.message };
+  if (error instanceof TimeoutFailure) return { type: `${String(error.timeoutType).toLowerCase()}_timeout`, message: error.message };
+  if (isCancellation(error)) return { type: WORKFLOW_ERROR_TYPES.cancelled, message: 'the turn was cancelled' };
+  if (error instanceof TerminatedFailure) return { type: 'terminated', message: error.message };
+  const message = error instanceof Error ? error.message : String(error);
+  return { type: WORKFLOW_ERROR_TYPES.internal, message };
+}
+
+export function isCancellation(error: unknown): boolean {
+  if (error instanceof CancelledFailure) return true;
+  return error instanceof ActivityFailure && error.cause instanceof CancelledFailure;
+}

@@ -1,0 +1,50 @@
+import { defineQuery } from '@temporalio/workflow';
+import type { AssistantMessage, LlmRequest } from './messages';
+import type { SessionRetryPolicy } from './retry-policy';
+
+/**
+ * The LLM-call activity's contract.
+ *
+ * The activity receives a reference to the conversation, not the conversation: it reads
+ * the messages from its session by Query. Passing the transcript as activity input would
+ * write the whole conversation into history at every step, so history would grow with the
+ * square of the step count and a long session would hit Temporal's history limit.
+ * The log is append-only, so `uptoSeq` pins exactly the conversation this call was
+ * scheduled with, on every attempt and every replay.
+ */
+export interface LlmCallInput {
+  sessionId: string;
+  turn: number;
+  step: number;
+  /** `provider:model`. */
+  model: string;
+  /** The conversation is the log's events with `seq < uptoSeq`. */
+  uptoSeq: number;
+  /** The policy when the call was scheduled; the activity prefers the session's live one (see `retryPolicyQuery`). */
+  retryPolicy: SessionRetryPolicy;
+}
+
+export interface LlmActivities {
+  callLlm(input: LlmCallInput): Promise<AssistantMessage>;
+}
+
+/** The request body of an LLM call, minus the model, as of event `uptoSeq`. */
+export const llmRequestQuery = defineQuery<Omit<LlmRequest, 'model'>, [{ uptoSeq: number }]>('llmRequest');
+
+/**
+ * The session's retry policy right now. The activity asks at each failure, so switching
+ * retries off takes effect on the very next failure, also of a call already retrying.
+ */
+export const retryPolicyQuery = defineQuery<SessionRetryPolicy>('retryPolicy');
+
+/** What the LLM activity heartbeats: its retry bookkeeping and the stream's progress, for `watch`. */
+export interface LlmHeartbeat {
+  /** Carried across attempts in heartbeat details: the retry budget is measured from it. */
+  firstFailureAt?: number;
+  attempt: number;
+  bytes: number;
+  toolCalls: number;
+  /** The newest streamed text, bounded. */
+  textTail: string;
+  textChars: number;
+}

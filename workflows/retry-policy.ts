@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { NON_RETRYABLE_LLM_ERROR_TYPES } from './errors';
+
+/**
+ * The bounds any retry policy must stay within. A policy outside them is rejected at the
+ * boundary (workflow input, the live Update) with a message naming the field, because a
+ * bad policy is otherwise discovered at 3 a.m. as a call that retries for an hour or,
+ * with a 0 ms delay, one that hammers a rate-limited provider.
+ */
+export const RETRY_LIMITS = {
+  /** Retries after the first attempt. 10 retries = 11 attempts. */
+  maxRetries: { min: 0, max: 10 },
+  /** Rung 1 of the ladder. Below 100 ms Temporal's timer resolution dominates. */
+  baseDelayMs: { min: 100, max: 60_000 },
+  /** The cap of one wait. */
+  maxDelayMs: { min: 100, max: 300_000 },
+  /** Wall clock measured from the first failure. */
+  budgetMs: { min: 1_000, max: 3_600_000 },
+  /** A server-stated wait above this is surfaced at once instead of waited out. */
+  maxServerWaitMs: { min: 0, max: 600_000 },
+} as const;
+
+const bounded = (name: keyof typeof RETRY_LIMITS) =>
+  z
+    .number()
+    .int({ message: `${name} must be an integer` })
+    .min(RETRY_LIMITS[name].min, { message: `${name} must be at least ${RETRY_LIMITS[name].min}` })
+    .max(RETRY_LIMITS[name].max, { message: `${name} must be at most ${RETRY_LIMITS[name].max}` });
+
+export const RetryPolicySchema = z
+  .object({
+    maxRetries: bounded('maxRetries'),
+    baseDelayMs: bounded('baseDelayMs'),
+    maxDelayMs: bounded('maxDelayMs'),
+    budgetMs: bounded('budgetMs'),
+    maxServerWaitMs: bounded('maxServerWaitMs'),
+  })
+  .strict()
+  .refine((p) => p.maxDelayMs >= p.baseDelayMs, { message: 'maxDelayMs must be at least baseDelayMs', path: ['maxDelayMs'] });
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+
+/** The seed's ladder: 1, 2, 4, 8, 16, 30 s cap, 10 retries, 240 s from the first failure, 60 s server-wait ceiling. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxRetries: 10,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  budgetMs: 240_000,
+  maxServerWaitMs: 60_000,
+});
+
+/**
+ * `undefined` means the product default and `null` means the user opted out: exactly
+ * one attempt, nothing else changed. The two are different on purpose.
+ */
+export const SessionRetryPolicySchema = RetryPolicySchema.nullable();
+export type SessionRetryPolicy = RetryPolicy | null;
+
+/**
+ * The Temporal retry policy for one LLM call. The activity steers every retry itself
+ * with `nextRetryDelay` (jitter, server-stated floors) and stops the ladder with a
+ * non-retryable failure (budget, too-long waits); these numbers only matter for failures
+ * the activity never sees, such as a lost worker or a heartbeat timeout.
+ */
+export function temporalRetryPolicyFor(policy: SessionRetryPolicy) {
+  if (policy === null) return { maximumAttempts: 1 };
+  return {
+    maximumAttempts: policy.maxRetries + 1,
+    initialInterval: policy.baseDelayMs,
+    backoffCoefficient: 2,
+    maximumInterval: policy.maxDelayMs,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_LLM_ERROR_TYPES],
+  };
+}

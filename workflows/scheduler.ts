@@ -1,0 +1,84 @@
+import { CancellationScope, CancelledFailure } from '@temporalio/workflow';
+import type { ToolCall } from './messages';
+import type { ToolOutcome } from './tools/tool-outcome';
+import type { ToolClass } from './tools/tool-definition';
+
+/** A call as the scheduler sees it: already prepared, so dispatchable or answered without dispatch. */
+export type ScheduledCall =
+  | { kind: 'dispatch'; call: ToolCall; toolClass: ToolClass; needsApproval: boolean }
+  | { kind: 'answer'; call: ToolCall; outcome: ToolOutcome };
+
+export interface SchedulerHooks {
+  /** Read-only calls that may run at once. */
+  concurrency: number;
+  /** Appends `tool/call`. Called just before dispatch, never for a call that is not dispatched. */
+  recordCall(call: ToolCall): void;
+  recordResult(call: ToolCall, outcome: ToolOutcome): void;
+  /** Runs the call's activity. A rejection is an infrastructure failure and fails the step. */
+  dispatch(call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome>;
+  /** Waits for a human decision; resolves with the result to record instead when the call may not run. */
+  awaitApproval(call: ToolCall): Promise<ToolOutcome | undefined>;
+}
+
+/**
+ * Runs the tool calls of one assistant message.
+ *
+ * Read-only calls run in parallel up to `concurrency`; a side-effecting call runs alone,
+ * in call order, after everything before it has settled. At the first failure no new call
+ * starts, every started call is drained, and only then does this reject: recovery in the
+ * step driver therefore never races a dispatch that is still live.
+ */
+export async function runToolCalls(calls: readonly ScheduledCall[], hooks: SchedulerHooks): Promise<void> {
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  const fail = (error: unknown) => {
+    failure ??= { error };
+  };
+  const drain = () => Promise.all([...inFlight]);
+
+  const start = (call: ToolCall, toolClass: ToolClass) => {
+    hooks.recordCall(call);
+    const settled = hooks
+      .dispatch(call, toolClass)
+      .then((outcome) => hooks.recordResult(call, outcome), fail)
+      .finally(() => inFlight.delete(settled));
+    inFlight.add(settled);
+  };
+
+  /** A cancelled turn must not start anything new, even between two calls. */
+  const stopped = () => {
+    if (!failure && CancellationScope.current().consideredCancelled) fail(new CancelledFailure('the turn was cancelled'));
+    return failure !== undefined;
+  };
+
+  for (const scheduled of calls) {
+    if (stopped()) break;
+    if (scheduled.kind === 'answer') {
+      hooks.recordResult(scheduled.call, scheduled.outcome);
+      continue;
+    }
+    const { call, toolClass } = scheduled;
+    if (toolClass === 'side_effecting') {
+      await drain();
+      if (scheduled.needsApproval && !stopped()) {
+        const refusal = await hooks.awaitApproval(call).catch((error: unknown) => {
+          fail(error);
+          return undefined;
+        });
+        if (refusal) {
+          hooks.recordResult(call, refusal);
+          continue;
+        }
+      }
+      if (stopped()) break;
+      start(call, toolClass);
+      await drain();
+      continue;
+    }
+    while (inFlight.size >= hooks.concurrency) await Promise.race(inFlight);
+    if (stopped()) break;
+    start(call, toolClass);
+  }
+  await drain();
+  if (failure) throw failure.error;
+}

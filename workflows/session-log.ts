@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { AssistantMessageSchema, ToolResultCodeSchema } from './messages';
+
+/**
+ * The session log: append-only, typed, the single source of truth of a session. The
+ * conversation sent to a provider is derived from it (see conversation.ts) and never
+ * kept beside it, so the two cannot disagree.
+ */
+
+export const FailureSummarySchema = z.object({ type: z.string(), message: z.string() });
+export type FailureSummary = z.infer<typeof FailureSummarySchema>;
+
+/** `interrupted` is written only by crash-tail repair: the step did not fail, its worker or its session did. */
+export const EndStatusSchema = z.enum(['completed', 'failed', 'cancelled', 'interrupted']);
+export type EndStatus = z.infer<typeof EndStatusSchema>;
+
+const at = { seq: z.number().int().nonnegative(), at: z.number() };
+const turnRef = { turn: z.number().int().positive() };
+const stepRef = { ...turnRef, step: z.number().int().positive() };
+
+export const SessionEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('turn/start'), ...at, ...turnRef, text: z.string() }),
+  z.object({
+    type: z.literal('turn/end'),
+    ...at,
+    ...turnRef,
+    status: EndStatusSchema,
+    /** Why a completed turn stopped: the model answered, or the step limit was reached. */
+    reason: z.enum(['answered', 'step_limit']).optional(),
+    failure: FailureSummarySchema.optional(),
+  }),
+  z.object({ type: z.literal('step/start'), ...at, ...stepRef, model: z.string() }),
+  z.object({ type: z.literal('step/end'), ...at, ...stepRef, status: EndStatusSchema, failure: FailureSummarySchema.optional() }),
+  z.object({ type: z.literal('assistant'), ...at, ...stepRef, message: AssistantMessageSchema }),
+  /** Recorded just before dispatch: it proves the call may have started, never that it ran. */
+  z.object({
+    type: z.literal('tool/call'),
+    ...at,
+    ...stepRef,
+    callId: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    type: z.literal('tool/result'),
+    ...at,
+    ...stepRef,
+    callId: z.string(),
+    name: z.string(),
+    code: ToolResultCodeSchema,
+    content: z.string(),
+  }),
+]);
+export type SessionEvent = z.infer<typeof SessionEventSchema>;
+export type SessionEventType = SessionEvent['type'];
+export const SessionLogSchema = z.array(SessionEventSchema);
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq' | 'at'>;
+
+/** An append-only log. The workflow holds one; fork and repair build new ones from old events. */
+export class SessionLog {
+  readonly #events: SessionEvent[];
+
+  constructor(events: readonly SessionEvent[] = []) {
+    this.#events = events.map((e, seq) => ({ ...e, seq }));
+  }
+
+  append(event: NewSessionEvent, now: number): SessionEvent {
+    const full = { ...event, seq: this.#events.length, at: now } as SessionEvent;
+    this.#events.push(full);
+    return full;
+  }
+
+  get events(): readonly SessionEvent[] {
+    return this.#events;
+  }
+
+  get length(): number {
+    return this.#events.length;
+  }
+}

@@ -1,0 +1,284 @@
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  SendMessageSchema,
+  SessionInputSchema,
+  ApprovalDecisionSchema,
+  RetryPolicyUpdateSchema,
+  awaitTurnUpdate,
+  cancelTurnUpdate,
+  decideApprovalUpdate,
+  endUpdate,
+  logQuery,
+  sendUpdate,
+  setRetryPolicyUpdate,
+  stateQuery,
+  type ApprovalDecision,
+  type PendingApproval,
+  type SessionConfig,
+  type SessionInput,
+  type SessionResult,
+  type SessionState,
+  type TurnOutcome,
+} from './api';
+import { conversationOf, usageOf } from './conversation';
+import { llmRequestQuery, retryPolicyQuery, type LlmActivities } from './llm-call';
+import type { ToolCall } from './messages';
+import { DEFAULT_RETRY_POLICY, temporalRetryPolicyFor, type SessionRetryPolicy } from './retry-policy';
+import type { ScheduledCall } from './scheduler';
+import { AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
+import { SessionLog, type NewSessionEvent } from './session-log';
+import { toolActivityOptions } from './tools/activity-options';
+import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
+import type { ToolActivities, ToolOutcome } from './tools/tool-outcome';
+import { repairOpenTail } from './repair';
+import { runTurn, type TurnRuntime } from './turn';
+import { WORKFLOW_ERROR_TYPES } from './errors';
+
+const llm = proxyActivities<LlmActivities>({
+  startToCloseTimeout: '10 minutes',
+  // A lost worker is noticed within this; the activity heartbeats every few seconds even
+  // while the provider is silent (see activities/llm/activity.ts).
+  heartbeatTimeout: '20 seconds',
+  // The workflow learns of a cancellation's outcome only when the activity has closed its
+  // request, so nothing of a cancelled stream outlives the turn.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+const tools = proxyActivities<ToolActivities>({
+  startToCloseTimeout: '1 minute',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+/**
+ * An agent session: an append-only log, user messages in through the `send` Update, turns
+ * run one at a time. It ends on `end` or after `idleTimeoutMs` without work, never while a
+ * turn runs.
+ */
+export async function agentSession(input: SessionInput): Promise<SessionResult> {
+  const config = parseInput(input);
+  const { workflowId } = workflowInfo();
+  const log = new SessionLog(config.fork?.events ?? []);
+  repairOpenTail(log, Date.now());
+  const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
+  const specs = toolSpecs(enabledTools);
+
+  let retryPolicy: SessionRetryPolicy | 'default' = config.retryPolicy === undefined ? 'default' : config.retryPolicy;
+  const livePolicy = (): SessionRetryPolicy => (retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : retryPolicy);
+
+  const queue: { turn: number; text: string }[] = [];
+  const outcomes = new Map<number, TurnOutcome>();
+  const firstTurn = Math.max(0, ...log.events.map((e) => ('turn' in e ? e.turn : 0))) + 1;
+  let nextTurn = firstTurn;
+  let turnsRun = 0;
+  let current: { turn: number; scope: CancellationScope } | undefined;
+  let endRequested = false;
+  const state: Pick<SessionState, 'phase' | 'step'> = { phase: 'idle', step: 0 };
+  let stepsTaken = 0;
+  let lastTurnFailed = false;
+
+  const approvals = new Map<string, PendingApproval>();
+  const decisions = new Map<string, ApprovalDecision>();
+
+  const publishStatus = () =>
+    upsertSearchAttributes([
+      { key: AgentStatus, value: current ? 'running' : endRequested ? 'ended' : lastTurnFailed ? 'failed' : 'idle' },
+      { key: AgentStepCount, value: stepsTaken },
+    ]);
+  upsertSearchAttributes([{ key: AgentModel, value: config.model }]);
+  publishStatus();
+
+  const turnFailure = (outcome: TurnOutcome) =>
+    ApplicationFailure.create({
+      type: outcome.failure?.type ?? WORKFLOW_ERROR_TYPES.internal,
+      message: `turn ${outcome.turn} ${outcome.status}: ${outcome.failure?.message ?? 'no reason recorded'}`,
+      nonRetryable: true,
+      details: [outcome],
+    });
+  const awaitOutcome = async (turn: number): Promise<TurnOutcome> => {
+    await condition(() => outcomes.has(turn));
+    const outcome = outcomes.get(turn) as TurnOutcome;
+    if (outcome.status !== 'completed') throw turnFailure(outcome);
+    return outcome;
+  };
+
+  setHandler(
+    sendUpdate,
+    async (message) => {
+      const turn = nextTurn++;
+      queue.push({ turn, text: message.text });
+      return awaitOutcome(turn);
+    },
+    {
+      validator: (message) => {
+        SendMessageSchema.parse(message);
+        if (endRequested) throw new Error('the session is ending and accepts no more messages');
+      },
+    },
+  );
+  setHandler(awaitTurnUpdate, ({ turn }) => awaitOutcome(turn), {
+    validator: (arg) => {
+      if (!Number.isInteger(arg?.turn) || arg.turn < firstTurn || arg.turn >= nextTurn) throw new Error(`no turn ${String(arg?.turn)} in this session`);
+    },
+  });
+  setHandler(cancelTurnUpdate, () => {
+    if (!current) return { cancelled: false };
+    current.scope.cancel();
+    return { cancelled: true, turn: current.turn };
+  });
+  setHandler(
+    setRetryPolicyUpdate,
+    (update) => {
+      retryPolicy = RetryPolicyUpdateSchema.parse(update);
+      return livePolicy();
+    },
+    { validator: (update) => void RetryPolicyUpdateSchema.parse(update) },
+  );
+  setHandler(
+    decideApprovalUpdate,
+    (decision) => {
+      // A second decision for the same call changes nothing: approving twice is harmless.
+      if (decisions.has(decision.callId)) return { applied: false };
+      decisions.set(decision.callId, decision);
+      return { applied: true };
+    },
+    {
+      validator: (decision) => {
+        const { callId } = ApprovalDecisionSchema.parse(decision);
+        if (!approvals.has(callId) && !decisions.has(callId)) throw new Error(`no tool call ${callId} is waiting for approval`);
+      },
+    },
+  );
+  setHandler(endUpdate, () => {
+    endRequested = true;
+  });
+  setHandler(logQuery, (options) => log.events.slice(options?.fromSeq ?? 0));
+  setHandler(stateQuery, () => ({
+    status: current ? 'running' : endRequested ? 'ended' : 'idle',
+    model: config.model,
+    ...(config.system === undefined ? {} : { system: config.system }),
+    turn: current?.turn ?? nextTurn - 1,
+    step: state.step,
+    stepsTaken,
+    phase: state.phase,
+    queued: queue.length,
+    retryPolicy,
+    pendingApprovals: [...approvals.values()].filter((a) => !decisions.has(a.callId)),
+    events: log.length,
+    ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
+  }));
+  setHandler(llmRequestQuery, ({ uptoSeq }) => ({
+    ...(config.system === undefined ? {} : { system: config.system }),
+    messages: conversationOf(log.events.slice(0, uptoSeq)),
+    tools: specs,
+    maxTokens: config.maxTokens,
+  }));
+  setHandler(retryPolicyQuery, livePolicy);
+
+  const runtime: TurnRuntime = {
+    model: config.model,
+    maxSteps: config.maxSteps,
+    toolConcurrency: config.toolConcurrency,
+    append: (event: NewSessionEvent) => {
+      if (event.type === 'step/start') {
+        stepsTaken++;
+        state.step = event.step;
+        publishStatus();
+      }
+      return log.append(event, Date.now());
+    },
+    setPhase: (phase, step) => {
+      state.phase = phase;
+      state.step = step;
+    },
+    callLlm: (turn, step) =>
+      llm.callLlm.executeWithOptions(
+        { summary: `step ${step} · llm ${config.model}`, retry: temporalRetryPolicyFor(livePolicy()) },
+        [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, retryPolicy: livePolicy() }],
+      ),
+    prepare: (call): ScheduledCall => {
+      const prepared = prepareToolCall(call, enabledTools);
+      if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
+      const needsApproval =
+        prepared.toolClass === 'side_effecting' && (config.approvalRequired.includes('*') || config.approvalRequired.includes(call.name));
+      return { kind: 'dispatch', call: { ...call, input: prepared.input as ToolCall['input'] }, toolClass: prepared.toolClass, needsApproval };
+    },
+    dispatchTool: (turn, step, call, toolClass) => {
+      const tool = enabledTools.find((t) => t.name === call.name);
+      if (!tool) throw new Error(`tool ${call.name} vanished between preparation and dispatch`);
+      return tools.runTool.executeWithOptions(
+        {
+          ...toolActivityOptions(tool, toolClass),
+          ...(config.toolTimeouts[call.name] === undefined ? {} : { startToCloseTimeout: config.toolTimeouts[call.name] }),
+          summary: `step ${step} · tool ${call.name} #${call.id}`,
+        },
+        [
+          {
+            name: call.name,
+            input: call.input,
+            callId: call.id,
+            ...(toolClass === 'side_effecting' ? { idempotencyKey: idempotencyKey(workflowId, call.id) } : {}),
+          },
+        ],
+      );
+    },
+    awaitApproval: async (turn, step, call): Promise<ToolOutcome | undefined> => {
+      const deadline = Date.now() + config.approvalTimeoutMs;
+      approvals.set(call.id, { turn, step, callId: call.id, name: call.name, input: call.input, deadline });
+      try {
+        const decided = await condition(() => decisions.has(call.id), config.approvalTimeoutMs);
+        const decision = decisions.get(call.id);
+        if (!decided || !decision) {
+          // Late decisions for this call are answered "not applied" from now on.
+          decisions.set(call.id, { callId: call.id, approved: false, reason: 'timed out' });
+          return { code: 'error', content: `The call was not run: no human approved it within ${config.approvalTimeoutMs / 1000} s.` };
+        }
+        if (decision.approved) return undefined;
+        return { code: 'error', content: `The call was not run: a human denied it${decision.reason ? `: ${decision.reason}` : '.'}` };
+      } finally {
+        approvals.delete(call.id);
+      }
+    },
+  };
+
+  let endedBy: SessionResult['endedBy'] = 'request';
+  for (;;) {
+    const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs);
+    const next = queue.shift();
+    if (next) {
+      current = { turn: next.turn, scope: new CancellationScope() };
+      publishStatus();
+      const outcome = await runTurn(runtime, next.turn, next.text, current.scope);
+      current = undefined;
+      state.phase = 'idle';
+      turnsRun++;
+      lastTurnFailed = outcome.status !== 'completed';
+      outcomes.set(next.turn, outcome);
+      publishStatus();
+      continue;
+    }
+    if (!woke) endedBy = 'idle_timeout';
+    break;
+  }
+  endRequested = true;
+  publishStatus();
+  await condition(allHandlersFinished);
+  return { turns: turnsRun, stepsTaken, endedBy, usage: usageOf(log.events) };
+}
+
+function parseInput(input: SessionInput): SessionConfig {
+  const parsed = SessionInputSchema.safeParse(input);
+  if (!parsed.success) {
+    // Non-retryable: a workflow task retried forever on bad input helps nobody.
+    throw ApplicationFailure.create({ type: 'invalid_input', message: `invalid session input: ${parsed.error.message}`, nonRetryable: true });
+  }
+  return parsed.data;
+}
