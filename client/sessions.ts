@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import {
   SESSION_WORKFLOW,
   SessionInputSchema,
@@ -149,4 +150,13 @@ export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TA
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
     fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: atSeq === undefined ? events : events.slice(0, atSeq + 1) },
   });
+}
+
+/**
+ * The event history as the JSON that `Worker.runReplayHistory` loads (and the UI's
+ * "download" produces): an incident becomes a replay test in one command.
+ */
+export async function exportHistory(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return historyToJSON(history);
 }

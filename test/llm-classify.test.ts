@@ -166,6 +166,11 @@ describe('classifyHttpError', () => {
       expect(classifyHttpError('openai', 429, json({ error: { message: 'check your billing' } }), { 'retry-after': '1' }, NOW).type).toBe('rate_limit');
     });
 
+    it('trusts an explicit rate-limit code over billing wording', () => {
+      const body = openAiBody('requests', 'rate_limit_exceeded', 'Rate limit reached on requests per min (RPM): Limit 3. Add a payment method at https://platform.openai.com/account/billing to increase your rate limit.');
+      expect(classifyHttpError('openai', 429, body, undefined, NOW).type).toBe('rate_limit');
+    });
+
     it('believes insufficient_quota even when a wait is stated', () => {
       const e = classifyHttpError('openai', 429, openAiBody('insufficient_quota', 'insufficient_quota', 'quota'), { 'retry-after': '1' }, NOW);
       expect(e.type).toBe('quota_exceeded');

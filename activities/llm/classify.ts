@@ -216,8 +216,13 @@ const SPEND_LIMIT_WORDING: readonly RegExp[] = [
 function isSpendLimit(body: BodyFacts, serverStatedAWait: boolean): boolean {
   if (body.names.includes('insufficient_quota') || body.names.includes('billing_error')) return true;
   if (serverStatedAWait) return false;
+  // An explicit rate-limit code outranks wording too: OpenAI's free-tier rate limit says
+  // "add a payment method … /account/billing" and is cured by waiting a few seconds.
+  if (body.names.some((n) => RATE_LIMIT_NAMES.has(n))) return false;
   return SPEND_LIMIT_WORDING.some((re) => re.test(body.text));
 }
+
+const RATE_LIMIT_NAMES = new Set(['rate_limit_exceeded', 'rate_limit_error']);
 
 /**
  * Error names as the providers spell them in bodies and in-stream error events, mapped to

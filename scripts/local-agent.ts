@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Agent } from 'undici';
+import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
+import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
+import { createAgentWorker, WORKFLOWS_PATH } from '../worker/create-worker';
+import type { ToolActivities } from '../workflows/tools/tool-outcome';
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundling takes seconds on two cores: once per test file is enough. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  return bundle;
+}
+
+const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
+
+export interface LocalAgent {
+  client: Client;
+  llm: ScriptedLlm;
+  taskQueue: string;
+  env: WorkerEnv;
+  /** Starts the worker again (after `stopWorker`), e.g. to show a session surviving a restart. */
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LocalAgentOptions {
+  /** `host:port` of the Temporal server. */
+  address: string;
+  namespace?: string;
+  /** Default: a fresh random one. */
+  taskQueue?: string;
+  /** Replaces the real tool activity, to control its timing and failures. */
+  runTool?: ToolActivities['runTool'];
+  env?: Record<string, string>;
+  heartbeatIntervalMs?: number;
+}
+
+/**
+ * A real worker on a Temporal server, with the real LLM activity talking to a real
+ * scripted LLM server over HTTP. Only the tool activity may be replaced.
+ */
+export async function startLocalAgent(options: LocalAgentOptions): Promise<LocalAgent> {
+  quietRuntime();
+  const llm = await startScriptedLlm();
+  const taskQueue = options.taskQueue ?? `agent-${randomUUID()}`;
+  const env = parseWorkerEnv({
+    TEMPORAL_ADDRESS: options.address,
+    TEMPORAL_NAMESPACE: options.namespace ?? 'default',
+    AGENT_TASK_QUEUE: taskQueue,
+    ANTHROPIC_BASE_URL: llm.url,
+    OPENAI_BASE_URL: llm.url,
+    GEMINI_BASE_URL: llm.url,
+    ANTHROPIC_API_KEY: 'test-anthropic-key',
+    OPENAI_API_KEY: 'test-openai-key',
+    GEMINI_API_KEY: 'test-gemini-key',
+    AGENT_WORKSPACE: '.data/local-agent-workspace',
+    ...options.env,
+  });
+  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+  const clientConnection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+  const client = new Client({ connection: clientConnection, namespace: env.TEMPORAL_NAMESPACE });
+  const dispatcher = new Agent();
+
+  let running: { worker: Worker; done: Promise<void> } | undefined;
+  const startWorker = async () => {
+    const worker = await createAgentWorker({
+      connection,
+      env,
+      dispatcher,
+      workflowBundle: await workflowBundle(),
+      ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
+      ...(options.runTool ? { activityOverrides: { runTool: options.runTool } } : {}),
+    });
+    running = { worker, done: worker.run() };
+  };
+  const stopWorker = async () => {
+    if (!running) return;
+    running.worker.shutdown();
+    await running.done;
+    running = undefined;
+  };
+  await startWorker();
+  return {
+    client,
+    llm,
+    taskQueue,
+    env,
+    startWorker,
+    stopWorker,
+    async close() {
+      await stopWorker();
+      await clientConnection.close();
+      await connection.close();
+      await dispatcher.close();
+      await llm.close();
+    },
+  };
+}
+
+let runtimeInstalled = false;
+/** Worker state changes at INFO drown a test report; warnings and errors still show. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed by another harness in this process.
+  }
+}

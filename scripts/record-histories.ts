@@ -1,0 +1,152 @@
+/**
+ * Re-records the golden histories in test/fixtures/histories/: one real run per workflow
+ * shape, on a private dev server, against the scripted LLM and real tools. Run it after a
+ * deliberate change to the workflows (with `patched()` where old histories must still
+ * replay), then commit the new files: `npm run record-histories`.
+ */
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowUpdateStage } from '@temporalio/client';
+import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
+import { cancelTurnUpdate, decideApprovalUpdate, sendUpdate, stateQuery } from '../workflows/api';
+import { startLocalAgent, type LocalAgent } from './local-agent';
+import { findFreePort, startDevServer } from './server';
+import { PROJECT_ROOT } from './temporal-binaries';
+
+const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'fixtures', 'histories');
+
+type Scenario = (agent: LocalAgent, target: string) => Promise<string>;
+
+const calculatorCalls = {
+  kind: 'tool_calls' as const,
+  calls: [
+    { id: 'toolu_rec_1', name: 'calculator', input: { expression: '6*7' } },
+    { id: 'toolu_rec_2', name: 'calculator', input: { expression: '2^10' } },
+  ],
+};
+
+const start = (agent: LocalAgent, model: string, extra: Record<string, unknown> = {}) =>
+  startSession(agent.client, agent.env, { model: `anthropic:${model}`, workflowId: `golden-${model}`, idleTimeoutMs: 60_000, ...extra });
+
+const SCENARIOS: Record<string, Scenario> = {
+  /** Two steps: tool calls, then the answer. */
+  'normal-turn': async (agent) => {
+    agent.llm.script('normal-turn', calculatorCalls, { kind: 'text', text: '42 and 1024.' });
+    const session = await start(agent, 'normal-turn');
+    await sendAndWait(session, 'compute');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** 529 twice, then an answer: the retries live in the activity's attempts, not in history. */
+  retries: async (agent) => {
+    agent.llm.script('retries', { kind: 'status', status: 529 }, { kind: 'status', status: 503 }, { kind: 'text', text: 'finally' });
+    const session = await start(agent, 'retries', { retryPolicy: { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 200, budgetMs: 10_000, maxServerWaitMs: 60_000 } });
+    await sendAndWait(session, 'hello');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** A side-effecting call times out: ok, TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED, then a next turn. */
+  'compensated-turn': async (agent, target) => {
+    agent.llm.script(
+      'compensated-turn',
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_comp_1', name: 'calculator', input: { expression: '1+1' } },
+          { id: 'toolu_comp_2', name: 'http_request', input: { method: 'POST', url: `${target}/hang`, body: '{}' } },
+          { id: 'toolu_comp_3', name: 'calculator', input: { expression: '2+2' } },
+        ],
+      },
+      { kind: 'text', text: 'The order may or may not exist; let me check before retrying.' },
+    );
+    const session = await start(agent, 'compensated-turn', { toolTimeouts: { http_request: 1_000 } });
+    await sendAndWait(session, 'order');
+    await sendAndWait(session, 'what happened?');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** Cancelled while the LLM streams. */
+  'cancelled-turn': async (agent) => {
+    agent.llm.script('cancelled-turn', { kind: 'text', text: 'thinking…', stall: { ms: -1, pingEveryMs: 500 } });
+    const session = await start(agent, 'cancelled-turn');
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'think hard' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await agent.llm.waitForRequests(1, { model: 'cancelled-turn' });
+    await sleep(500);
+    await session.executeUpdate(cancelTurnUpdate);
+    await update.result().catch(() => undefined);
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** A side-effecting call waits for a human, who approves it. */
+  approval: async (agent, target) => {
+    agent.llm.script(
+      'approval',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_appr_1', name: 'http_request', input: { method: 'POST', url: `${target}/ok`, body: '{}' } }] },
+      { kind: 'text', text: 'Done.' },
+    );
+    const session = await start(agent, 'approval', { approvalRequired: ['http_request'] });
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'post it' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    for (let i = 0; (await session.query(stateQuery)).pendingApprovals.length === 0; i++) {
+      if (i > 200) throw new Error('no approval was requested');
+      await sleep(50);
+    }
+    await session.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'toolu_appr_1', approved: true }] });
+    await update.result();
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** A fork cut inside a step of another session: its open tail is repaired. */
+  fork: async (agent) => {
+    agent.llm.script('fork-source', calculatorCalls, { kind: 'text', text: 'done' });
+    const source = await start(agent, 'fork-source');
+    await sendAndWait(source, 'compute');
+    const cut = (await readLog(source)).find((e) => e.type === 'tool/call')?.seq;
+    const fork = await forkSession(agent.client, agent.env, source.workflowId, { atSeq: cut, workflowId: 'golden-fork' });
+    agent.llm.script('fork-source', { kind: 'text', text: 'resumed' });
+    await sendAndWait(fork, 'go on');
+    await endSession(fork);
+    await endSession(source);
+    return fork.workflowId;
+  },
+};
+
+/** A local HTTP target for http_request: `/hang` never answers, anything else answers 201. */
+async function startTarget(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/hang')) return;
+    res.writeHead(201, { 'content-type': 'application/json' }).end('{"created":true}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address !== 'object') throw new Error('no target address');
+  return { url: `http://127.0.0.1:${address.port}`, server };
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const server = await startDevServer({ port: await findFreePort(), uiPort: false, output: 'ignore' });
+  const target = await startTarget();
+  const agent = await startLocalAgent({ address: server.address, env: { AGENT_HTTP_ALLOWLIST: new URL(target.url).host } });
+  try {
+    for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      if (only.length > 0 && !only.includes(name)) continue;
+      const workflowId = await scenario(agent, target.url);
+      await agent.client.workflow.getHandle(workflowId).result().catch(() => undefined);
+      const file = path.join(HISTORIES_DIR, `${name}.json`);
+      await writeFile(file, `${await exportHistory(agent.client, workflowId)}\n`);
+      console.log(`recorded ${path.relative(PROJECT_ROOT, file)}`);
+    }
+  } finally {
+    await agent.close();
+    target.server.closeAllConnections();
+    target.server.close();
+    await server.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../scripts/server';
+import { runEntry } from './support/cli';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'npm-start-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Ports of their own, so the smoke test never touches a developer's server on 7233/8233. */
+async function startEnv(name: string) {
+  const [port, uiPort] = [await findFreePort(), await findFreePort()];
+  return {
+    TEMPORAL_ADDRESS: `localhost:${port}`,
+    TEMPORAL_UI_URL: `http://localhost:${uiPort}`,
+    TEMPORAL_DEV_DB: path.join(dir, `${name}.sqlite`),
+    AGENT_TASK_QUEUE: `start-${name}`,
+    ANTHROPIC_API_KEY: '',
+    OPENAI_API_KEY: '',
+    GEMINI_API_KEY: '',
+  };
+}
+
+describe('npm start', () => {
+  it('with --once: starts the dev server, the scripted LLM and a worker, runs the demo with a retry and a tool call, and exits 0', async () => {
+    const env = await startEnv('once');
+    const result = await runEntry('scripts/start.ts', ['--once'], env, 180_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/retrying in \d+ s \(attempt 2\/11\): overloaded/);
+    expect(result.stdout).toMatch(/✓ calculator: 84/);
+    expect(result.stdout).toContain('turn completed');
+    expect(result.stdout).toContain(`Temporal UI ${env.TEMPORAL_UI_URL}/namespaces/default/workflows/session-`);
+  });
+
+  it('keeps the UI up after the demo: the printed link answers, and Ctrl-C stops everything', async () => {
+    const env = await startEnv('ui');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+      cwd: path.join(import.meta.dirname, '..'),
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      const link = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no UI link in time:\n${out}`)), 150_000);
+        child.stdout.on('data', () => {
+          const match = /Temporal UI (http\S+)/.exec(out);
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+        void exited.then(() => reject(new Error(`npm start exited early:\n${out}`)));
+      });
+      const page = await fetch(link);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toMatch(/<html/i);
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+  });
+});
