@@ -6,6 +6,7 @@ import {
   SESSION_WORKFLOW,
   SessionInputSchema,
   SendMessageSchema,
+  describeIssues,
   endUpdate,
   logQuery,
   sendUpdate,
@@ -42,7 +43,7 @@ export interface StartOptions extends SessionInput {
 export async function startSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
   const { workflowId, ...input } = options;
   const parsed = SessionInputSchema.safeParse(input);
-  if (!parsed.success) throw new UsageError(`invalid session options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success) throw new UsageError(`invalid session options: ${describeIssues(parsed.error)}`);
   return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
     taskQueue: env.AGENT_TASK_QUEUE,
     workflowId: workflowId ?? `session-${randomUUID()}`,

@@ -142,7 +142,8 @@ describe('postStream', () => {
         }
         res.end('data: answer\n\n');
       };
-      const res = await postStream(options({ idleTimeoutMs: 200 }));
+      // 480 ms of thinking against a 300 ms limit: only the pings keep it alive.
+      const res = await postStream(options({ idleTimeoutMs: 300 }));
       expect(await collect(res.body)).toContain('data: answer');
     });
 

@@ -13,6 +13,18 @@ import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type Sessi
 
 export const SESSION_WORKFLOW = 'agentSession';
 
+/** One readable line per problem, naming the field: what an Update's caller sees when its validator rejects. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+}
+
+/** Parses at a trust boundary, throwing an Error whose message names every bad field. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Error(`invalid ${what}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
 export const SessionInputSchema = z
   .object({
     model: ModelRefSchema,

@@ -12,6 +12,8 @@ import {
 import {
   SendMessageSchema,
   SessionInputSchema,
+  describeIssues,
+  parseOrThrow,
   ApprovalDecisionSchema,
   RetryPolicyUpdateSchema,
   awaitTurnUpdate,
@@ -119,7 +121,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
     {
       validator: (message) => {
-        SendMessageSchema.parse(message);
+        parseOrThrow(SendMessageSchema, message, 'message');
         if (endRequested) throw new Error('the session is ending and accepts no more messages');
       },
     },
@@ -137,10 +139,10 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   setHandler(
     setRetryPolicyUpdate,
     (update) => {
-      retryPolicy = RetryPolicyUpdateSchema.parse(update);
+      retryPolicy = parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy');
       return livePolicy();
     },
-    { validator: (update) => void RetryPolicyUpdateSchema.parse(update) },
+    { validator: (update) => void parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy') },
   );
   setHandler(
     decideApprovalUpdate,
@@ -152,7 +154,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
     {
       validator: (decision) => {
-        const { callId } = ApprovalDecisionSchema.parse(decision);
+        const { callId } = parseOrThrow(ApprovalDecisionSchema, decision, 'approval decision');
         if (!approvals.has(callId) && !decisions.has(callId)) throw new Error(`no tool call ${callId} is waiting for approval`);
       },
     },
@@ -278,7 +280,7 @@ function parseInput(input: SessionInput): SessionConfig {
   const parsed = SessionInputSchema.safeParse(input);
   if (!parsed.success) {
     // Non-retryable: a workflow task retried forever on bad input helps nobody.
-    throw ApplicationFailure.create({ type: 'invalid_input', message: `invalid session input: ${parsed.error.message}`, nonRetryable: true });
+    throw ApplicationFailure.create({ type: 'invalid_input', message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
   }
   return parsed.data;
 }

@@ -1,0 +1,217 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowUpdateStage } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readProgress } from '../client/progress';
+import { sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
+import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../workflows/api';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../workflows/retry-policy';
+import type { ScriptedReply } from '../scripts/scripted-llm/server';
+import { startHarness, type Harness } from './support/agent-harness';
+
+/** Attempt n+1 is at most this much later than its ladder rung: Temporal's timer and dispatch latency. */
+const SCHEDULING_SLACK_MS = 1_500;
+const IDLE_TIMEOUT_MS = 1_500;
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ env: { AGENT_LLM_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS) }, heartbeatIntervalMs: 200 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+let n = 0;
+function session(provider: string, name: string, replies: ScriptedReply[], input: Partial<SessionInput> = {}) {
+  const model = `ladder-${name}-${provider}-${++n}-${Date.now()}`;
+  h.llm.script(model, ...replies);
+  return {
+    model,
+    start: () => startSession(h.client, h.env, { model: `${provider}:${model}`, idleTimeoutMs: 300_000, ...input }),
+  };
+}
+const ok: ScriptedReply = { kind: 'text', text: 'fine' };
+const status = (code: number, headers?: Record<string, string>): ScriptedReply => ({ kind: 'status', status: code, ...(headers ? { headers } : {}) });
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] ?? 0));
+
+/**
+ * The failure types of retried attempts, as the pending activity shows them while Temporal
+ * waits to retry. Only a final failure is written to history; the retried ones live here.
+ */
+async function watchRetries<T>(handle: Parameters<typeof readProgress>[1], done: Promise<T>) {
+  const failures: string[] = [];
+  let finished = false;
+  void done.finally(() => (finished = true));
+  let last = '';
+  while (!finished) {
+    const progress = await readProgress(h.client, handle).catch(() => undefined);
+    for (const a of progress?.activities ?? []) {
+      const key = `${a.attempt}:${a.lastFailure?.type}`;
+      if (a.lastFailure && key !== last) {
+        failures.push(a.lastFailure.type);
+        last = key;
+      }
+    }
+    await sleep(50);
+  }
+  return { result: await done, failures };
+}
+
+/** The final failures of LLM activities, from history (retried attempts are not written there). */
+async function failureTypes(workflowId: string): Promise<string[]> {
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => (e.activityTaskFailedEventAttributes ? [e.activityTaskFailedEventAttributes.failure?.applicationFailureInfo?.type ?? ''] : []));
+}
+
+describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by Temporal on the ladder', (provider) => {
+  it('retries 529 three times, then succeeds: 4 attempts, each gap inside its rung of 1, 2, 4 s with equal jitter', async () => {
+    const s = session(provider, '529x3', [status(529), status(529), status(529), ok]);
+    const turn = await sendAndWait(await s.start(), 'hi');
+    expect(turn.status).toBe('completed');
+    const requests = h.llm.requests({ model: s.model });
+    expect(requests).toHaveLength(4);
+    gaps(requests.map((r) => r.at)).forEach((gap, i) => {
+      const base = Math.min(DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** i, DEFAULT_RETRY_POLICY.maxDelayMs);
+      expect(gap).toBeGreaterThanOrEqual(base / 2);
+      expect(gap).toBeLessThanOrEqual(base + SCHEDULING_SLACK_MS);
+    });
+  });
+
+  it('never retries a 401: 1 attempt, failure type auth_error', async () => {
+    const s = session(provider, '401', [status(401), ok]);
+    const turn = await sendAndWait(await s.start(), 'hi');
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'auth_error' } });
+    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+  });
+
+  it('waits at least the 3 s of Retry-After before the next attempt', async () => {
+    const s = session(provider, 'ra3', [status(429, { 'retry-after': '3' }), ok]);
+    const turn = await sendAndWait(await s.start(), 'hi');
+    expect(turn.status).toBe('completed');
+    const [gap] = gaps(h.llm.requests({ model: s.model }).map((r) => r.at));
+    expect(gap).toBeGreaterThanOrEqual(3_000);
+    expect(gap).toBeLessThanOrEqual(3_000 + SCHEDULING_SLACK_MS);
+  });
+
+  it('fails at once on Retry-After: 120, carrying retryAfterMs, instead of waiting it out', async () => {
+    const s = session(provider, 'ra120', [status(429, { 'retry-after': '120' }), ok]);
+    const handle = await s.start();
+    const turn = await sendAndWait(handle, 'hi');
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'rate_limit', message: expect.stringContaining('retry_after_too_long') } });
+    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+    const history = await handle.fetchHistory();
+    const failed = history.events?.find((e) => e.activityTaskFailedEventAttributes)?.activityTaskFailedEventAttributes;
+    const details = JSON.parse(Buffer.from(failed?.failure?.applicationFailureInfo?.details?.payloads?.[0]?.data ?? []).toString());
+    expect(details).toMatchObject({ retryAfterMs: 120_000, stopReason: 'retry_after_too_long', status: 429 });
+  });
+
+  it('retries a truncated stream as a network_error and then succeeds', async () => {
+    const s = session(provider, 'truncate', [{ kind: 'truncate', text: 'half an ans' }, ok]);
+    const handle = await s.start();
+    const { result, failures } = await watchRetries(handle, sendAndWait(handle, 'hi'));
+    expect(result.status).toBe('completed');
+    expect(failures).toEqual(['network_error']);
+    expect(h.llm.requests({ model: s.model })).toHaveLength(2);
+  });
+});
+
+describe('the retry ladder, end to end on one provider', () => {
+  const fast: RetryPolicy = { maxRetries: 10, baseDelayMs: 100, maxDelayMs: 400, budgetMs: 60_000, maxServerWaitMs: 60_000 };
+
+  it('gives up after 11 attempts when every attempt is a 529, and reports overloaded', async () => {
+    const s = session('anthropic', 'always529', Array.from({ length: 12 }, () => status(529)), { retryPolicy: fast });
+    const handle = await s.start();
+    const turn = await sendAndWait(handle, 'hi');
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
+    expect(h.llm.requests({ model: s.model })).toHaveLength(11);
+    expect(await failureTypes(handle.workflowId)).toEqual(['overloaded']);
+  });
+
+  it('stops when the next wait would end past the budget measured from the first failure', async () => {
+    const tight: RetryPolicy = { maxRetries: 10, baseDelayMs: 1_000, maxDelayMs: 1_000, budgetMs: 2_500, maxServerWaitMs: 60_000 };
+    const s = session('anthropic', 'budget', Array.from({ length: 12 }, () => status(503)), { retryPolicy: tight });
+    const turn = await sendAndWait(await s.start(), 'hi');
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'server_error', message: expect.stringContaining('budget_exhausted') } });
+    const requests = h.llm.requests({ model: s.model });
+    // Waits of 0.5–1 s each: at least 3 attempts fit in 2.5 s, never more than 6.
+    expect(requests.length).toBeGreaterThanOrEqual(3);
+    expect(requests.length).toBeLessThanOrEqual(6);
+    expect((requests.at(-1)?.at ?? 0) - (requests[0]?.at ?? 0)).toBeLessThanOrEqual(2_500 + SCHEDULING_SLACK_MS);
+  });
+
+  it('makes exactly one attempt when the session opted out of retries with null', async () => {
+    const s = session('openai', 'optout', [status(529), ok], { retryPolicy: null });
+    const turn = await sendAndWait(await s.start(), 'hi');
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
+    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+  });
+
+  it('applies a policy switched off by Update mid-session to the next failing call: one attempt', async () => {
+    const s = session('anthropic', 'switchoff', [ok, status(529), ok]);
+    const handle = await s.start();
+    expect((await sendAndWait(handle, 'first')).status).toBe('completed');
+    expect(await handle.executeUpdate(setRetryPolicyUpdate, { args: [null] })).toBeNull();
+    const turn = await sendAndWait(handle, 'second');
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
+    expect(h.llm.requests({ model: s.model })).toHaveLength(2);
+  });
+
+  it('rejects a policy outside RETRY_LIMITS with a message naming the field, before it reaches history', async () => {
+    const s = session('anthropic', 'badpolicy', []);
+    const handle = await s.start();
+    await expect(handle.executeUpdate(setRetryPolicyUpdate, { args: [{ ...DEFAULT_RETRY_POLICY, maxRetries: 50 }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/invalid retry policy: maxRetries: maxRetries must be at most 10/) },
+    });
+    const history = await handle.fetchHistory();
+    expect(history.events?.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toBe(false);
+    await handle.terminate('test cleanup');
+  });
+
+  it('shows the retry while it waits: attempt count, last failure and next attempt time of the pending activity', async () => {
+    const s = session('google', 'visible', [status(503, { 'retry-after': '3' }), ok]);
+    const handle = await s.start();
+    const done = sendAndWait(handle, 'hi');
+    await h.llm.waitForRequests(1, { model: s.model });
+    let seen;
+    for (let i = 0; i < 40 && !seen; i++) {
+      await sleep(100);
+      seen = (await readProgress(h.client, handle)).activities.find((a) => a.lastFailure);
+    }
+    expect(seen).toMatchObject({ activityType: 'callLlm', attempt: 2, maximumAttempts: 11, lastFailure: { type: 'server_error' } });
+    expect(seen?.nextAttemptAt).toBeGreaterThan(Date.now());
+    expect((await done).status).toBe('completed');
+  });
+
+  it('cancels a turn during a stream: the request is closed, nothing is retried, the turn is cancelled', async () => {
+    const s = session('anthropic', 'abort', [{ kind: 'text', text: 'a long answer', stall: { ms: -1, pingEveryMs: 200 } }, ok]);
+    const handle = await s.start();
+    const update = await handle.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await h.llm.waitForRequests(1, { model: s.model });
+    await sleep(300);
+    await handle.executeUpdate(cancelTurnUpdate);
+    const outcome = await update.result().then(() => undefined, turnOutcomeOf);
+    expect(outcome).toMatchObject({ status: 'cancelled', failure: { type: 'cancelled' } });
+    await sleep(2_000);
+    const requests = h.llm.requests({ model: s.model });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.outcome).toBe('aborted-by-client');
+    expect(await failureTypes(handle.workflowId)).toEqual([]);
+  });
+
+  it('keeps a stream that pauses longer than the idle timeout but sends pings', async () => {
+    const s = session('anthropic', 'pings', [{ kind: 'text', text: 'slow thought', stall: { ms: IDLE_TIMEOUT_MS * 2, pingEveryMs: 300 } }]);
+    const turn = await sendAndWait(await s.start(), 'hi');
+    expect(turn.status).toBe('completed');
+    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+  });
+
+  it('cuts a silent stall as a network_error and retries it', async () => {
+    const s = session('openai', 'silent', [{ kind: 'text', text: 'dead socket', stall: { ms: -1 } }, ok]);
+    const handle = await s.start();
+    const { result, failures } = await watchRetries(handle, sendAndWait(handle, 'hi'));
+    expect(result.status).toBe('completed');
+    expect(failures).toEqual(['network_error']);
+    const requests = h.llm.requests({ model: s.model });
+    expect(requests).toHaveLength(2);
+    expect(gaps(requests.map((r) => r.at))[0]).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS);
+  });
+});
