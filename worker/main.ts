@@ -7,7 +7,9 @@ import { createAgentWorker } from './create-worker';
 async function main(): Promise<void> {
   const env = parseWorkerEnv(process.env);
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
-  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS }).catch((error: unknown) => {
+    throw new ConfigError(`cannot reach the Temporal server at ${env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS): ${error instanceof Error ? error.message : String(error)}`);
+  });
   const dispatcher = new Agent();
   try {
     const worker = await createAgentWorker({ connection, env, dispatcher });
