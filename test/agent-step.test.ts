@@ -88,13 +88,28 @@ describe('a step that fails after its assistant message asked for tools', () => 
     await sleep(2_000);
     expect(dispatched.map((d) => d.callId).filter((id) => id.startsWith('toolu_t'))).toEqual(['toolu_t1', 'toolu_t2']);
 
-    // The next turn sends a conversation in which every tool call has its result.
-    h.llm.script(model, { kind: 'text', text: 'I could not confirm the order; please check it.' });
-    const next = await sendAndWait(session, 'what happened?');
-    expect(next.status).toBe('completed');
+  });
+
+  it('sends the next turn a conversation in which every tool call of the failed turn has its result', async () => {
+    const { ref, model } = newModel('next-turn');
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ id: 'toolu_n1', name: 'http_request', input: POST }, { id: 'toolu_n2', name: 'calculator', input: { expression: '1' } }] },
+      { kind: 'text', text: 'I could not confirm the order; please check it.' },
+    );
+    behaviours.set('toolu_n1', async () => {
+      await sleep(2_500);
+      return { code: 'ok', content: 'too late' };
+    });
+    const session = await start({ model: ref, toolTimeouts: { http_request: 1_000 } });
+    expect((await sendAndWait(session, 'order')).status).toBe('failed');
+
+    expect((await sendAndWait(session, 'what happened?')).status).toBe('completed');
     const [request] = h.llm.requests({ model }).slice(-1);
     expect(unpairedToolCalls(request?.body)).toEqual([]);
-    expect(JSON.stringify(request?.body)).toContain('TOOL_OUTCOME_UNKNOWN');
+    const body = JSON.stringify(request?.body);
+    expect(body).toContain('TOOL_OUTCOME_UNKNOWN');
+    expect(body).toContain('TOOL_NOT_STARTED');
   });
 
   it('drains a read-only call in flight when another fails, and keeps its result', async () => {
@@ -164,6 +179,72 @@ describe('a step that fails after its assistant message asked for tools', () => 
       ['turn/end', 'cancelled'],
     ]);
     expect(dispatched.some((d) => d.callId === 'toolu_c2')).toBe(false);
+  });
+});
+
+describe('the tool scheduler', () => {
+  it('runs read-only calls in parallel up to the limit, and a side-effecting call alone, after everything before it, in call order', async () => {
+    const { ref, model } = newModel('concurrency');
+    const ids = ['toolu_p1', 'toolu_p2', 'toolu_p3', 'toolu_p4', 'toolu_p5'];
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_p1', name: 'calculator', input: { expression: '1' } },
+          { id: 'toolu_p2', name: 'calculator', input: { expression: '2' } },
+          { id: 'toolu_p3', name: 'calculator', input: { expression: '3' } },
+          { id: 'toolu_p4', name: 'http_request', input: POST },
+          { id: 'toolu_p5', name: 'calculator', input: { expression: '5' } },
+        ],
+      },
+      { kind: 'text', text: 'done' },
+    );
+    const spans = new Map<string, { start: number; end: number }>();
+    for (const id of ids) {
+      behaviours.set(id, async () => {
+        const start = Date.now();
+        await sleep(400);
+        spans.set(id, { start, end: Date.now() });
+        return { code: 'ok', content: id };
+      });
+    }
+    const session = await start({ model: ref, toolConcurrency: 2 });
+    expect((await sendAndWait(session, 'go')).status).toBe('completed');
+    const span = (id: string) => spans.get(id) ?? { start: NaN, end: NaN };
+    const overlap = (a: string, b: string) => span(a).start < span(b).end && span(b).start < span(a).end;
+    expect(overlap('toolu_p1', 'toolu_p2')).toBe(true);
+    expect(span('toolu_p3').start).toBeGreaterThanOrEqual(Math.min(span('toolu_p1').end, span('toolu_p2').end));
+    expect(span('toolu_p4').start).toBeGreaterThanOrEqual(Math.max(span('toolu_p1').end, span('toolu_p2').end, span('toolu_p3').end));
+    expect(span('toolu_p5').start).toBeGreaterThanOrEqual(span('toolu_p4').end);
+  });
+
+  it('gives the model the results in the assistant\'s call order, whatever order they finished in', async () => {
+    const { ref, model } = newModel('order');
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_o1', name: 'calculator', input: { expression: '1' } },
+          { id: 'toolu_o2', name: 'calculator', input: { expression: '2' } },
+        ],
+      },
+      { kind: 'text', text: 'done' },
+    );
+    behaviours.set('toolu_o1', async () => {
+      await sleep(600);
+      return { code: 'ok', content: 'slow' };
+    });
+    const session = await start({ model: ref });
+    expect((await sendAndWait(session, 'go')).status).toBe('completed');
+    const recorded = (await readLog(session)).flatMap((e) => (e.type === 'tool/result' ? [e.callId] : []));
+    expect(recorded).toEqual(['toolu_o2', 'toolu_o1']);
+    const [request] = h.llm.requests({ model }).slice(-1);
+    const sent = JSON.stringify(request?.body);
+    expect(sent.indexOf('toolu_o1')).toBeLessThan(sent.indexOf('toolu_o2'));
+    const lastUser = (request?.body as { messages: { content: { type: string; tool_use_id?: string }[] }[] }).messages.at(-1);
+    expect(lastUser?.content.map((b) => b.tool_use_id)).toEqual(['toolu_o1', 'toolu_o2']);
   });
 });
 
