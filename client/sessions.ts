@@ -157,7 +157,7 @@ export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TA
  * The event history as the JSON that `Worker.runReplayHistory` loads (and the UI's
  * "download" produces): an incident becomes a replay test in one command.
  */
-export async function exportHistory(client: Client, workflowId: string): Promise<string> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+export async function exportHistory(client: Client, workflowId: string, runId?: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   return historyToJSON(history);
 }

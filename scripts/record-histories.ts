@@ -17,7 +17,8 @@ import { PROJECT_ROOT } from './temporal-binaries';
 
 const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'fixtures', 'histories');
 
-type Scenario = (agent: LocalAgent, target: string) => Promise<string>;
+/** The workflow id and, when it is not the latest, the run to record. */
+type Scenario = (agent: LocalAgent, target: string) => Promise<string | { workflowId: string; runId: string }>;
 
 const calculatorCalls = {
   kind: 'tool_calls' as const,
@@ -97,6 +98,15 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
+  /** The first run of a session that continued as new between its turns. */
+  'continue-as-new': async (agent) => {
+    agent.llm.script('continue-as-new', calculatorCalls, { kind: 'text', text: '42 and 1024.' }, { kind: 'text', text: 'Still here.' });
+    const session = await start(agent, 'continue-as-new', { continueAsNewAfterEvents: 20 });
+    await sendAndWait(session, 'compute');
+    await sendAndWait(session, 'and now?');
+    await endSession(session);
+    return { workflowId: session.workflowId, runId: session.firstExecutionRunId };
+  },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {
     agent.llm.script('fork-source', calculatorCalls, { kind: 'text', text: 'done' });
@@ -132,10 +142,11 @@ async function main(): Promise<void> {
   try {
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
       if (only.length > 0 && !only.includes(name)) continue;
-      const workflowId = await scenario(agent, target.url);
+      const recorded = await scenario(agent, target.url);
+      const { workflowId, runId } = typeof recorded === 'string' ? { workflowId: recorded, runId: undefined } : recorded;
       await agent.client.workflow.getHandle(workflowId).result().catch(() => undefined);
       const file = path.join(HISTORIES_DIR, `${name}.json`);
-      await writeFile(file, `${await exportHistory(agent.client, workflowId)}\n`);
+      await writeFile(file, `${await exportHistory(agent.client, workflowId, runId)}\n`);
       console.log(`recorded ${path.relative(PROJECT_ROOT, file)}`);
     }
   } finally {

@@ -10,7 +10,7 @@ const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort
 
 describe('recorded histories replay against the current workflows', () => {
   it('has a recording of every workflow shape', () => {
-    expect(files).toEqual(expect.arrayContaining(['normal-turn.json', 'retries.json', 'compensated-turn.json', 'cancelled-turn.json', 'approval.json', 'fork.json']));
+    expect(files).toEqual(expect.arrayContaining(['normal-turn.json', 'retries.json', 'compensated-turn.json', 'cancelled-turn.json', 'approval.json', 'fork.json', 'continue-as-new.json']));
   });
 
   it.each(files)('replays %s without a determinism error', async (file) => {

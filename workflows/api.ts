@@ -45,6 +45,20 @@ export const SessionInputSchema = z
     /** Side-effecting tools (or `*`) whose calls wait for a human decision. */
     approvalRequired: z.array(z.string().min(1)).default([]),
     approvalTimeoutMs: z.number().int().min(1_000).max(7 * 24 * 3600_000).default(3600_000),
+    /**
+     * Continue-as-new after this many history events, at the first moment no turn runs.
+     * Without it the session continues as new when Temporal suggests it.
+     */
+    continueAsNewAfterEvents: z.number().int().min(20).max(50_000).optional(),
+    /** The state an earlier run of this session carried over when it continued as new. */
+    continued: z
+      .object({
+        events: SessionLogSchema,
+        retryPolicy: z.union([z.literal('default'), SessionRetryPolicySchema]),
+        turnsRun: z.number().int().nonnegative(),
+        runs: z.number().int().positive(),
+      })
+      .optional(),
     /** The log of the session this one was forked from, already cut; an open tail is repaired at start. */
     fork: z.object({ fromWorkflowId: z.string().min(1), atSeq: z.number().int().nonnegative().optional(), events: SessionLogSchema }).optional(),
   })
@@ -96,6 +110,8 @@ export interface SessionState {
   retryPolicy: SessionRetryPolicy | 'default';
   pendingApprovals: PendingApproval[];
   events: number;
+  /** How many runs this session has had: it continues as new when its history grows long. */
+  runs: number;
   forkedFrom?: { workflowId: string; atSeq?: number };
 }
 

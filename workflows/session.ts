@@ -4,6 +4,7 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
+  continueAsNew,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -68,23 +69,23 @@ const tools = proxyActivities<ToolActivities>({
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
   const config = parseInput(input);
   const { workflowId } = workflowInfo();
-  const log = new SessionLog(config.fork?.events ?? []);
+  const log = new SessionLog(config.continued?.events ?? config.fork?.events ?? []);
   repairOpenTail(log, Date.now());
   const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
   const specs = toolSpecs(enabledTools);
 
-  let retryPolicy: SessionRetryPolicy | 'default' = config.retryPolicy === undefined ? 'default' : config.retryPolicy;
+  let retryPolicy: SessionRetryPolicy | 'default' = config.continued?.retryPolicy ?? (config.retryPolicy === undefined ? 'default' : config.retryPolicy);
   const livePolicy = (): SessionRetryPolicy => (retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : retryPolicy);
 
   const queue: { turn: number; text: string }[] = [];
   const outcomes = new Map<number, TurnOutcome>();
   const firstTurn = Math.max(0, ...log.events.map((e) => ('turn' in e ? e.turn : 0))) + 1;
   let nextTurn = firstTurn;
-  let turnsRun = 0;
+  let turnsRun = config.continued?.turnsRun ?? 0;
   let current: { turn: number; scope: CancellationScope } | undefined;
   let endRequested = false;
   const state: Pick<SessionState, 'phase' | 'step'> = { phase: 'idle', step: 0 };
-  let stepsTaken = 0;
+  let stepsTaken = log.events.filter((e) => e.type === 'step/start').length;
   let lastTurnFailed = false;
 
   const approvals = new Map<string, PendingApproval>();
@@ -175,6 +176,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     retryPolicy,
     pendingApprovals: [...approvals.values()].filter((a) => !decisions.has(a.callId)),
     events: log.length,
+    runs: config.continued?.runs ?? 1,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
   }));
   setHandler(llmRequestQuery, ({ uptoSeq }) => ({
@@ -251,8 +253,27 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
   };
 
+  const historyIsLong = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || (config.continueAsNewAfterEvents !== undefined && info.historyLength >= config.continueAsNewAfterEvents);
+  };
+
   let endedBy: SessionResult['endedBy'] = 'request';
   for (;;) {
+    if (queue.length === 0 && !endRequested && historyIsLong()) {
+      // Only between turns, and only once every Update handler has finished: an Update
+      // accepted by this run must be answered by this run. A message arriving meanwhile
+      // is run here first.
+      await condition(() => allHandlersFinished() || queue.length > 0 || endRequested);
+      if (queue.length === 0 && !endRequested) {
+        await continueAsNew<typeof agentSession>({
+          ...input,
+          // Keeps where the session was forked from; its events are part of the log now.
+          fork: config.fork && { ...config.fork, events: [] },
+          continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1 },
+        });
+      }
+    }
     const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs);
     const next = queue.shift();
     if (next) {

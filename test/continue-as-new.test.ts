@@ -1,0 +1,58 @@
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
+import { stateQuery } from '../workflows/api';
+import { workflowBundle } from '../scripts/local-agent';
+import { startHarness, type Harness } from './support/agent-harness';
+import { unpairedToolCalls } from './support/pairing';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('a long session continues as new', () => {
+  it('keeps its conversation, log, fork and replay across runs', async () => {
+    const model = `can-${Date.now()}`;
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ id: 'toolu_can1', name: 'calculator', input: { expression: '6*7' } }] },
+      { kind: 'text', text: 'It is 42.' },
+      { kind: 'text', text: 'You asked about 6*7.' },
+    );
+    const session = await startSession(h.client, h.env, { model: `anthropic:${model}`, continueAsNewAfterEvents: 20, idleTimeoutMs: 120_000 });
+    expect((await sendAndWait(session, 'what is 6*7?')).status).toBe('completed');
+    const firstRun = session.firstExecutionRunId;
+
+    // The run continues as new between turns; the next message lands in the new run.
+    for (let i = 0; i < 100 && (await h.client.workflow.getHandle(session.workflowId).describe()).runId === firstRun; i++) await new Promise((r) => setTimeout(r, 100));
+    const state = await session.query(stateQuery);
+    expect(state.runs).toBe(2);
+    expect((await readLog(session)).filter((e) => e.type === 'turn/end')).toHaveLength(1);
+
+    expect((await sendAndWait(session, 'what did I ask?')).status).toBe('completed');
+    const [request] = h.llm.requests({ model }).slice(-1);
+    const sent = JSON.stringify(request?.body);
+    expect(sent).toContain('what is 6*7?');
+    expect(sent).toContain('It is 42.');
+    expect(unpairedToolCalls(request?.body)).toEqual([]);
+    const log = await readLog(session);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i));
+    expect(log.filter((e) => e.type === 'turn/end')).toHaveLength(2);
+
+    const fork = await forkSession(h.client, h.env, session.workflowId);
+    expect((await readLog(fork)).length).toBe(log.length);
+    await endSession(fork);
+
+    await endSession(session);
+    await h.client.workflow.getHandle(session.workflowId).result();
+    const bundle = await workflowBundle();
+    const first = await h.client.workflow.getHandle(session.workflowId, firstRun).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: bundle }, first);
+    await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(JSON.parse(await exportHistory(h.client, session.workflowId))));
+  });
+});
