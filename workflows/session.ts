@@ -25,8 +25,6 @@ import {
   sendUpdate,
   setRetryPolicyUpdate,
   stateQuery,
-  type ApprovalDecision,
-  type PendingApproval,
   type SessionConfig,
   type SessionInput,
   type SessionResult,
@@ -42,7 +40,8 @@ import { AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
 import { SessionLog, type NewSessionEvent } from './session-log';
 import { toolActivityOptions } from './tools/activity-options';
 import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
-import type { ToolActivities, ToolOutcome } from './tools/tool-outcome';
+import type { ToolActivities } from './tools/tool-outcome';
+import { ApprovalGate } from './approval-gate';
 import { repairOpenTail } from './repair';
 import { runTurn, type TurnRuntime } from './turn';
 import { WORKFLOW_ERROR_TYPES } from './errors';
@@ -78,9 +77,15 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const livePolicy = (): SessionRetryPolicy => (retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : retryPolicy);
 
   const queue: { turn: number; text: string }[] = [];
-  const outcomes = new Map<number, TurnOutcome>();
-  const firstTurn = Math.max(0, ...log.events.map((e) => ('turn' in e ? e.turn : 0))) + 1;
-  let nextTurn = firstTurn;
+  // Turns closed in an earlier run (or in the session forked from) answer `awaitTurn` too.
+  const outcomes = new Map<number, TurnOutcome>(
+    log.events.flatMap((e) =>
+      e.type === 'turn/end'
+        ? [[e.turn, { turn: e.turn, status: e.status === 'interrupted' ? 'failed' : e.status, ...(e.reason ? { reason: e.reason } : {}), ...(e.failure ? { failure: e.failure } : {}) }] as const]
+        : [],
+    ),
+  );
+  let nextTurn = Math.max(0, ...log.events.map((e) => ('turn' in e ? e.turn : 0))) + 1;
   let turnsRun = config.continued?.turnsRun ?? 0;
   let current: { turn: number; scope: CancellationScope } | undefined;
   let endRequested = false;
@@ -88,8 +93,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   let stepsTaken = log.events.filter((e) => e.type === 'step/start').length;
   let lastTurnFailed = false;
 
-  const approvals = new Map<string, PendingApproval>();
-  const decisions = new Map<string, ApprovalDecision>();
+  const approvals = new ApprovalGate(config.approvalTimeoutMs);
 
   const publishStatus = () =>
     upsertSearchAttributes([
@@ -129,7 +133,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   );
   setHandler(awaitTurnUpdate, ({ turn }) => awaitOutcome(turn), {
     validator: (arg) => {
-      if (!Number.isInteger(arg?.turn) || arg.turn < firstTurn || arg.turn >= nextTurn) throw new Error(`no turn ${String(arg?.turn)} in this session`);
+      if (!Number.isInteger(arg?.turn) || arg.turn < 1 || arg.turn >= nextTurn) throw new Error(`no turn ${String(arg?.turn)} in this session`);
     },
   });
   setHandler(cancelTurnUpdate, () => {
@@ -145,21 +149,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
     { validator: (update) => void parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy') },
   );
-  setHandler(
-    decideApprovalUpdate,
-    (decision) => {
-      // A second decision for the same call changes nothing: approving twice is harmless.
-      if (decisions.has(decision.callId)) return { applied: false };
-      decisions.set(decision.callId, decision);
-      return { applied: true };
-    },
-    {
-      validator: (decision) => {
-        const { callId } = parseOrThrow(ApprovalDecisionSchema, decision, 'approval decision');
-        if (!approvals.has(callId) && !decisions.has(callId)) throw new Error(`no tool call ${callId} is waiting for approval`);
-      },
-    },
-  );
+  setHandler(decideApprovalUpdate, (decision) => approvals.decide(decision), {
+    validator: (decision) => approvals.assertKnown(parseOrThrow(ApprovalDecisionSchema, decision, 'approval decision').callId),
+  });
   setHandler(endUpdate, () => {
     endRequested = true;
   });
@@ -174,7 +166,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     phase: state.phase,
     queued: queue.length,
     retryPolicy,
-    pendingApprovals: [...approvals.values()].filter((a) => !decisions.has(a.callId)),
+    pendingApprovals: approvals.pending(),
     events: log.length,
     runs: config.continued?.runs ?? 1,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
@@ -234,23 +226,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         ],
       );
     },
-    awaitApproval: async (turn, step, call): Promise<ToolOutcome | undefined> => {
-      const deadline = Date.now() + config.approvalTimeoutMs;
-      approvals.set(call.id, { turn, step, callId: call.id, name: call.name, input: call.input, deadline });
-      try {
-        const decided = await condition(() => decisions.has(call.id), config.approvalTimeoutMs);
-        const decision = decisions.get(call.id);
-        if (!decided || !decision) {
-          // Late decisions for this call are answered "not applied" from now on.
-          decisions.set(call.id, { callId: call.id, approved: false, reason: 'timed out' });
-          return { code: 'error', content: `The call was not run: no human approved it within ${config.approvalTimeoutMs / 1000} s.` };
-        }
-        if (decision.approved) return undefined;
-        return { code: 'error', content: `The call was not run: a human denied it${decision.reason ? `: ${decision.reason}` : '.'}` };
-      } finally {
-        approvals.delete(call.id);
-      }
-    },
+    awaitApproval: (turn, step, call) => approvals.request(turn, step, call),
   };
 
   const historyIsLong = () => {
