@@ -56,3 +56,26 @@ describe('a long session continues as new', () => {
     await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(JSON.parse(await exportHistory(h.client, session.workflowId))));
   });
 });
+
+describe('a session whose log outgrows what one run can carry', () => {
+  it('ends with payload_too_large instead of growing history until Temporal terminates it, and stays readable', async () => {
+    const model = `can-big-${Date.now()}`;
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'ok' });
+    const huge = 'x'.repeat(1_600_000);
+    const session = await startSession(h.client, h.env, {
+      model: `anthropic:${model}`,
+      continueAsNewAfterEvents: 20,
+      idleTimeoutMs: 120_000,
+      fork: {
+        fromWorkflowId: 'an-old-session',
+        events: [
+          { type: 'turn/start', seq: 0, at: 0, turn: 1, text: huge },
+          { type: 'turn/end', seq: 1, at: 0, turn: 1, status: 'completed', reason: 'answered' },
+        ],
+      },
+    });
+    expect((await sendAndWait(session, 'one more')).status).toBe('completed');
+    await expect(session.result()).rejects.toMatchObject({ cause: { type: 'payload_too_large', message: expect.stringMatching(/fork it from an earlier event/) } });
+    expect((await readLog(session)).at(-1)).toMatchObject({ type: 'turn/end', turn: 2, status: 'completed' });
+  });
+});

@@ -242,6 +242,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       // is run here first.
       await condition(() => allHandlersFinished() || queue.length > 0 || endRequested);
       if (queue.length === 0 && !endRequested) {
+        assertCarriable(log);
         await continueAsNew<typeof agentSession>({
           ...input,
           // Keeps where the session was forked from; its events are part of the log now.
@@ -280,4 +281,23 @@ function parseInput(input: SessionInput): SessionConfig {
     throw ApplicationFailure.create({ type: 'invalid_input', message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
   }
   return parsed.data;
+}
+
+/**
+ * The log travels to the next run as workflow input, and Temporal refuses a payload above
+ * 2 MiB. A log that large is also several hundred thousand tokens, past every provider's
+ * context window. So the session ends here, clearly, rather than growing its history
+ * until Temporal terminates it at the history limit; its log stays readable and can be
+ * forked from an earlier event.
+ */
+const MAX_CARRIED_LOG_BYTES = 1.5 * 1024 * 1024;
+
+function assertCarriable(log: SessionLog): void {
+  const bytes = JSON.stringify(log.events).length;
+  if (bytes <= MAX_CARRIED_LOG_BYTES) return;
+  throw ApplicationFailure.create({
+    type: WORKFLOW_ERROR_TYPES.tooLarge,
+    message: `the session log is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the ${MAX_CARRIED_LOG_BYTES / 1024 / 1024} MiB one run can carry into the next; fork it from an earlier event (\`fork --at\`) to go on`,
+    nonRetryable: true,
+  });
 }
