@@ -29,7 +29,7 @@ const request: LlmRequest = {
     {
       name: 'read_file',
       description: 'Read a file.',
-      inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { path: { type: 'string' } }, additionalProperties: false },
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, additionalProperties: false },
     },
   ],
   maxTokens: 1024,
@@ -197,7 +197,7 @@ describe('Gemini request body', () => {
     ]);
   });
 
-  it('sends system, tools (as JSON Schema, without the $schema marker) and maxOutputTokens', () => {
+  it('sends system, tools (as JSON Schema) and maxOutputTokens', () => {
     expect(body.systemInstruction).toEqual({ parts: [{ text: 'You are terse.' }] });
     expect(body.tools).toEqual([
       {

@@ -43,7 +43,7 @@ export function geminiRequestBody(request: LlmRequest) {
               functionDeclarations: request.tools.map((t) => ({
                 name: t.name,
                 description: t.description,
-                parametersJsonSchema: withoutDialect(t.inputSchema),
+                parametersJsonSchema: t.inputSchema,
               })),
             },
           ],
@@ -75,11 +75,6 @@ function toContents(messages: Message[]) {
   return mergeTurns(turns, (p) => 'functionResponse' in p).map((t) => ({ role: t.role, parts: t.blocks }));
 }
 
-/** The `$schema` dialect marker is not a schema keyword Gemini accepts. */
-function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
-}
 
 const FINISH_REASONS: Record<string, StopReason> = {
   STOP: 'end_turn',
