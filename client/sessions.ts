@@ -15,19 +15,29 @@ import {
   type TurnOutcome,
 } from '../workflows/api';
 import { conversationOf, usageOf } from '../workflows/conversation';
+import { readLogPages } from '../workflows/log-pages';
 import type { agentSession } from '../workflows/session';
 import type { Message, Usage } from '../workflows/messages';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
+import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
 import { UsageError, type ClientEnv } from './config';
+import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
 
-export async function connectClient(env: Pick<ClientEnv, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>): Promise<Client> {
+/**
+ * @param encryption the payload key (worker/encryption/); by default from AGENT_ENCRYPTION_KEY
+ *   and AGENT_ENCRYPTION_KEY_ID. It must be the worker's, or the client reads ciphertext.
+ */
+export async function connectClient(
+  env: Pick<ClientEnv, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>,
+  encryption: EncryptionKey | undefined = encryptionKeyFromEnv(process.env),
+): Promise<Client> {
   const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 5_000 }).catch((error: unknown) => {
-    throw new UsageError(`cannot reach the Temporal server at ${env.TEMPORAL_ADDRESS}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ServerUnreachableError(`cannot reach the Temporal server at ${env.TEMPORAL_ADDRESS}: ${error instanceof Error ? error.message : String(error)}`);
   });
-  return new Client({ connection, namespace: env.TEMPORAL_NAMESPACE });
+  return new Client({ connection, namespace: env.TEMPORAL_NAMESPACE, ...(encryption ? { dataConverter: clientDataConverter(encryption) } : {}) });
 }
 
 /** The Temporal UI page of a workflow run's history. */
@@ -84,8 +94,9 @@ function isTurnOutcome(value: unknown): value is TurnOutcome {
   return typeof value === 'object' && value !== null && 'status' in value && 'turn' in value;
 }
 
-export async function readLog(handle: SessionHandle): Promise<SessionEvent[]> {
-  return handle.query(logQuery, {});
+/** The whole log, read page by page (see workflows/log-pages.ts). */
+export async function readLog(handle: Pick<SessionHandle, 'query'>): Promise<SessionEvent[]> {
+  return readLogPages((fromSeq) => handle.query(logQuery, { fromSeq }));
 }
 
 export async function endSession(handle: SessionHandle): Promise<void> {
@@ -140,7 +151,7 @@ export interface ForkOptions {
  */
 export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, sourceId: string, options: ForkOptions = {}) {
   const source = client.workflow.getHandle<typeof agentSession>(sourceId);
-  const [events, state] = await Promise.all([source.query(logQuery, {}), source.query(stateQuery)]);
+  const [events, state] = await Promise.all([readLog(source), source.query(stateQuery)]);
   const { atSeq } = options;
   if (atSeq !== undefined && (atSeq < 0 || atSeq >= events.length)) {
     throw new UsageError(`--at ${atSeq} is outside the source log (events 0..${events.length - 1})`);

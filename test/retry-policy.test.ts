@@ -34,7 +34,7 @@ describe('the retry policy', () => {
       initialInterval: 1_000,
       backoffCoefficient: 2,
       maximumInterval: 30_000,
-      nonRetryableErrorTypes: ['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded'],
+      nonRetryableErrorTypes: ['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded', 'PayloadsTooLarge'],
     });
     expect(NON_RETRYABLE_LLM_ERROR_TYPES).toHaveLength(5);
   });

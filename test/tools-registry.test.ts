@@ -126,7 +126,7 @@ describe('tool registry: activity options', () => {
     expect(toolActivityOptions(http, 'read_only')).toEqual({
       startToCloseTimeout: 60_000,
       heartbeatTimeout: 10_000,
-      retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, nonRetryableErrorTypes: ['internal_error'] },
+      retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, nonRetryableErrorTypes: ['internal_error', 'PayloadsTooLarge'] },
     });
   });
 

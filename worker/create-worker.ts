@@ -17,6 +17,11 @@ export interface AgentWorkerOptions {
   /** Stubs merged over the real activities, for tests that must control one of them. */
   activityOverrides?: Partial<AgentActivities>;
   heartbeatIntervalMs?: number;
+  /**
+   * Payload encryption (worker/encryption/): `workerDataConverter(key)`. Absent: payloads
+   * are plain JSON. With a prebuilt `workflowBundle`, bundle it with the same `failureConverterPath`.
+   */
+  dataConverter?: WorkerOptions['dataConverter'];
 }
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
@@ -49,6 +54,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // one): a cancelled turn would keep streaming, or keep a tool running, that long.
     maxHeartbeatThrottleInterval: '2 seconds',
     defaultHeartbeatThrottleInterval: '2 seconds',
+    // A deploy stops workers gracefully: running tool calls and streams get this long to
+    // finish before they are cancelled, instead of becoming TOOL_OUTCOME_UNKNOWN at once.
+    shutdownGraceTime: '10 seconds',
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...options.overrides,
   });
 }

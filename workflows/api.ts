@@ -132,7 +132,8 @@ export const decideApprovalUpdate = defineUpdate<{ applied: boolean }, [Approval
 /** Ends the session once no turn runs and none is queued. */
 export const endUpdate = defineUpdate<void, []>('end');
 
-export const logQuery = defineQuery<SessionEvent[], [{ fromSeq?: number }?]>('log');
+/** One page of the log from `fromSeq` (default 0), at most `maxBytes` (default and cap LOG_PAGE_BYTES); see log-pages.ts. */
+export const logQuery = defineQuery<SessionEvent[], [{ fromSeq?: number; maxBytes?: number }?]>('log');
 export const stateQuery = defineQuery<SessionState>('state');
 
 export { FailureSummarySchema };

@@ -37,6 +37,13 @@ export interface LlmFailureDetails {
 
 export type RetryStopReason = 'not_retryable' | 'max_retries' | 'budget_exhausted' | 'retry_after_too_long' | 'retry_off';
 
+/**
+ * The type Temporal's SDK core gives an activity whose result is above the payload limit.
+ * No retry can shrink the result, so it is never retried; the workflow reports it as
+ * `payload_too_large`.
+ */
+export const SDK_PAYLOADS_TOO_LARGE = 'PayloadsTooLarge';
+
 /** Failure types raised by the workflow itself. */
 export const WORKFLOW_ERROR_TYPES = {
   /** The turn was cancelled by the user: the abort path. */

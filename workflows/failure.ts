@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/workflow';
-import { WORKFLOW_ERROR_TYPES } from './errors';
+import { SDK_PAYLOADS_TOO_LARGE, WORKFLOW_ERROR_TYPES } from './errors';
 import type { FailureSummary } from './session-log';
 
 /**
@@ -12,12 +12,19 @@ export function summarizeFailure(error: unknown): FailureSummary {
     const inner = summarizeFailure(error.cause);
     return { type: inner.type, message: `${error.activityType}: ${inner.message}` };
   }
+  if (isPayloadsTooLarge(error)) return { type: WORKFLOW_ERROR_TYPES.tooLarge, message: (error as ApplicationFailure).message };
   if (error instanceof ApplicationFailure) return { type: error.type ?? 'Error', message: error.message };
   if (error instanceof TimeoutFailure) return { type: `${String(error.timeoutType).toLowerCase()}_timeout`, message: error.message };
   if (isCancellation(error)) return { type: WORKFLOW_ERROR_TYPES.cancelled, message: 'the turn was cancelled' };
   if (error instanceof TerminatedFailure) return { type: 'terminated', message: error.message };
   const message = error instanceof Error ? error.message : String(error);
   return { type: WORKFLOW_ERROR_TYPES.internal, message };
+}
+
+/** An activity whose result Temporal refused as too large: the activity ran, its answer was dropped. */
+export function isPayloadsTooLarge(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type === SDK_PAYLOADS_TOO_LARGE;
 }
 
 export function isCancellation(error: unknown): boolean {

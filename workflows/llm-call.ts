@@ -28,8 +28,11 @@ export interface LlmActivities {
   callLlm(input: LlmCallInput): Promise<AssistantMessage>;
 }
 
-/** The request body of an LLM call, minus the model, as of event `uptoSeq`. */
-export const llmRequestQuery = defineQuery<Omit<LlmRequest, 'model'>, [{ uptoSeq: number }]>('llmRequest');
+/**
+ * What an LLM call needs besides the conversation: the system prompt, the tools and the
+ * token cap. The conversation itself the activity derives from the log, read in pages.
+ */
+export const llmSettingsQuery = defineQuery<Omit<LlmRequest, 'model' | 'messages'>>('llmSettings');
 
 /**
  * The session's retry policy right now. The activity asks at each failure, so switching

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NON_RETRYABLE_LLM_ERROR_TYPES } from './errors';
+import { NON_RETRYABLE_LLM_ERROR_TYPES, SDK_PAYLOADS_TOO_LARGE } from './errors';
 
 /**
  * The bounds any retry policy must stay within. A policy outside them is rejected at the
@@ -68,6 +68,6 @@ export function temporalRetryPolicyFor(policy: SessionRetryPolicy) {
     initialInterval: policy.baseDelayMs,
     backoffCoefficient: 2,
     maximumInterval: policy.maxDelayMs,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_LLM_ERROR_TYPES],
+    nonRetryableErrorTypes: [...NON_RETRYABLE_LLM_ERROR_TYPES, SDK_PAYLOADS_TOO_LARGE],
   };
 }

@@ -31,8 +31,9 @@ import {
   type SessionState,
   type TurnOutcome,
 } from './api';
-import { conversationOf, usageOf } from './conversation';
-import { llmRequestQuery, retryPolicyQuery, type LlmActivities } from './llm-call';
+import { usageOf } from './conversation';
+import { llmSettingsQuery, retryPolicyQuery, type LlmActivities } from './llm-call';
+import { jsonBytes, logPage, LOG_PAGE_BYTES } from './log-pages';
 import type { ToolCall } from './messages';
 import { DEFAULT_RETRY_POLICY, temporalRetryPolicyFor, type SessionRetryPolicy } from './retry-policy';
 import type { ScheduledCall } from './scheduler';
@@ -42,6 +43,7 @@ import { toolActivityOptions } from './tools/activity-options';
 import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
 import type { ToolActivities } from './tools/tool-outcome';
 import { ApprovalGate } from './approval-gate';
+import { isPayloadsTooLarge } from './failure';
 import { repairOpenTail } from './repair';
 import { runTurn, type TurnRuntime } from './turn';
 import { WORKFLOW_ERROR_TYPES } from './errors';
@@ -155,7 +157,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   setHandler(endUpdate, () => {
     endRequested = true;
   });
-  setHandler(logQuery, (options) => log.events.slice(options?.fromSeq ?? 0));
+  setHandler(logQuery, (options) => logPage(log.events, options?.fromSeq ?? 0, Math.min(options?.maxBytes ?? LOG_PAGE_BYTES, LOG_PAGE_BYTES)));
   setHandler(stateQuery, () => ({
     status: current ? 'running' : endRequested ? 'ended' : 'idle',
     model: config.model,
@@ -171,9 +173,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     runs: config.continued?.runs ?? 1,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
   }));
-  setHandler(llmRequestQuery, ({ uptoSeq }) => ({
+  setHandler(llmSettingsQuery, () => ({
     ...(config.system === undefined ? {} : { system: config.system }),
-    messages: conversationOf(log.events.slice(0, uptoSeq)),
     tools: specs,
     maxTokens: config.maxTokens,
   }));
@@ -210,21 +211,26 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     dispatchTool: (turn, step, call, toolClass) => {
       const tool = enabledTools.find((t) => t.name === call.name);
       if (!tool) throw new Error(`tool ${call.name} vanished between preparation and dispatch`);
-      return tools.runTool.executeWithOptions(
-        {
-          ...toolActivityOptions(tool, toolClass),
-          ...(config.toolTimeouts[call.name] === undefined ? {} : { startToCloseTimeout: config.toolTimeouts[call.name] }),
-          summary: `step ${step} · tool ${call.name} #${call.id}`,
-        },
-        [
-          {
-            name: call.name,
-            input: call.input,
-            callId: call.id,
-            ...(toolClass === 'side_effecting' ? { idempotencyKey: idempotencyKey(workflowId, call.id) } : {}),
-          },
-        ],
-      );
+      const timeout = config.toolTimeouts[call.name];
+      const options = {
+        ...toolActivityOptions(tool, toolClass),
+        ...(timeout === undefined ? {} : { startToCloseTimeout: timeout }),
+        summary: `step ${step} · tool ${call.name} #${call.id}`,
+      };
+      const request = {
+        name: call.name,
+        input: call.input,
+        callId: call.id,
+        ...(toolClass === 'side_effecting' ? { idempotencyKey: idempotencyKey(workflowId, call.id) } : {}),
+      };
+      return tools.runTool.executeWithOptions(options, [request]).catch((error: unknown) => {
+        // The tool ran, and its answer cannot be carried: tell the model, and go on.
+        if (!isPayloadsTooLarge(error)) throw error;
+        return {
+          code: 'error' as const,
+          content: "The call ran, but its result was larger than Temporal's 2 MiB payload limit and was dropped. Ask for less (a range, a summary, a smaller page).",
+        };
+      });
     },
     awaitApproval: (turn, step, call) => approvals.request(turn, step, call),
   };
@@ -242,13 +248,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       // is run here first.
       await condition(() => allHandlersFinished() || queue.length > 0 || endRequested);
       if (queue.length === 0 && !endRequested) {
-        assertCarriable(log);
-        await continueAsNew<typeof agentSession>({
+        const next: SessionInput = {
           ...input,
           // Keeps where the session was forked from; its events are part of the log now.
           fork: config.fork && { ...config.fork, events: [] },
           continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1 },
-        });
+        };
+        assertCarriable(next);
+        await continueAsNew<typeof agentSession>(next);
       }
     }
     const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs);
@@ -285,19 +292,19 @@ function parseInput(input: SessionInput): SessionConfig {
 
 /**
  * The log travels to the next run as workflow input, and Temporal refuses a payload above
- * 2 MiB. A log that large is also several hundred thousand tokens, past every provider's
+ * 2 MiB (a refused continue-as-new would fail the workflow task again and again). A log that large is also several hundred thousand tokens, past every provider's
  * context window. So the session ends here, clearly, rather than growing its history
  * until Temporal terminates it at the history limit; its log stays readable and can be
  * forked from an earlier event.
  */
 const MAX_CARRIED_LOG_BYTES = 1.5 * 1024 * 1024;
 
-function assertCarriable(log: SessionLog): void {
-  const bytes = JSON.stringify(log.events).length;
+function assertCarriable(next: SessionInput): void {
+  const bytes = jsonBytes(next);
   if (bytes <= MAX_CARRIED_LOG_BYTES) return;
   throw ApplicationFailure.create({
     type: WORKFLOW_ERROR_TYPES.tooLarge,
-    message: `the session log is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the ${MAX_CARRIED_LOG_BYTES / 1024 / 1024} MiB one run can carry into the next; fork it from an earlier event (\`fork --at\`) to go on`,
+    message: `the session's state is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the ${MAX_CARRIED_LOG_BYTES / 1024 / 1024} MiB one run can carry into the next; fork it from an earlier event (\`fork --at\`) to go on`,
     nonRetryable: true,
   });
 }

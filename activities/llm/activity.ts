@@ -1,7 +1,10 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
 import type { LlmFailureDetails } from '../../workflows/errors';
-import { llmRequestQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../workflows/llm-call';
+import { logQuery } from '../../workflows/api';
+import { conversationOf } from '../../workflows/conversation';
+import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../workflows/llm-call';
+import { readLogPages } from '../../workflows/log-pages';
 import type { AssistantMessage } from '../../workflows/messages';
 import { parseModelRef, type ProviderId } from '../../workflows/model-ref';
 import type { SessionRetryPolicy } from '../../workflows/retry-policy';
@@ -52,8 +55,11 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const ticker = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 2_000);
       try {
         const handle = ctx.client.workflow.getHandle(input.sessionId);
-        const request = await handle.query(llmRequestQuery, { uptoSeq: input.uptoSeq });
-        return await PROVIDER_STREAMS[provider]({ ...request, model }, {
+        const [settings, events] = await Promise.all([
+          handle.query(llmSettingsQuery),
+          readLogPages((fromSeq) => handle.query(logQuery, { fromSeq }), input.uptoSeq),
+        ]);
+        return await PROVIDER_STREAMS[provider]({ ...settings, messages: conversationOf(events), model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,

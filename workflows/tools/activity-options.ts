@@ -1,18 +1,19 @@
-import { WORKFLOW_ERROR_TYPES } from '../errors';
+import { SDK_PAYLOADS_TOO_LARGE, WORKFLOW_ERROR_TYPES } from '../errors';
 import type { AnyToolDefinition, ToolClass } from './tool-definition';
 
 /**
  * Retries for read-only calls. They only cover infrastructure failures (a lost worker, a
  * heartbeat timeout): a tool-reported error is a result, not a failure, so it never comes
  * here. Three attempts ride out one lost worker without letting a broken one hold the step
- * for minutes. `internal_error` is a bug (e.g. a worker without the tool): retrying cannot fix it.
+ * for minutes. `internal_error` is a bug (e.g. a worker without the tool): retrying cannot fix it,
+ * and neither can it shrink a result above the payload limit.
  */
 export const READ_ONLY_TOOL_RETRY = {
   maximumAttempts: 3,
   initialInterval: 1_000,
   backoffCoefficient: 2,
   maximumInterval: 10_000,
-  nonRetryableErrorTypes: [WORKFLOW_ERROR_TYPES.internal],
+  nonRetryableErrorTypes: [WORKFLOW_ERROR_TYPES.internal, SDK_PAYLOADS_TOO_LARGE],
 } as const;
 
 /** A second attempt could repeat a side effect whose first outcome is unknown. */

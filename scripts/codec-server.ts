@@ -1,0 +1,183 @@
+/**
+ * `npm run codec-server`: the Temporal UI's codec endpoint for encrypted sessions. The UI
+ * (and `temporal workflow show --codec-endpoint`) sends the payloads it displays to
+ * `POST /decode` and shows the plain text it gets back; `POST /encode` serves the UI's
+ * "send signal / start workflow" forms. Point the UI at it with
+ * `temporal server start-dev --ui-codec-endpoint http://localhost:8888`, or in the UI's
+ * settings ("Codec Server").
+ *
+ * It decrypts anything it is sent, so it listens on loopback only, and answers CORS
+ * preflights for the configured UI origin only. It needs the same AGENT_ENCRYPTION_KEY and
+ * AGENT_ENCRYPTION_KEY_ID as the worker.
+ *
+ * Environment: CODEC_SERVER_PORT (8888), CODEC_SERVER_CORS_ORIGINS (http://localhost:8233,
+ * comma-separated: the UI's origin as the browser sends it).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { z } from 'zod';
+import { AesGcmCodec } from '../worker/encryption/aes-gcm-codec';
+import { EncryptionConfigError, encryptionKeyFromEnv } from '../worker/encryption/encryption-key';
+
+export interface CodecServerOptions {
+  codec: PayloadCodec;
+  /** Default 0: a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Origins allowed to call it from a browser. Default: the dev server's UI, http://localhost:8233. */
+  corsOrigins?: readonly string[];
+}
+
+export interface CodecServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The payloads in the proto3 JSON form the UI sends: metadata values and data are base64. */
+const JsonPayloadsSchema = z.object({
+  payloads: z.array(
+    z.object({
+      metadata: z.record(z.string(), z.string()).nullish(),
+      data: z.string().nullish(),
+    }),
+  ),
+});
+type JsonPayload = z.infer<typeof JsonPayloadsSchema>['payloads'][number];
+
+/** A page of history payloads is small; this only bounds a misbehaving caller. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+const fromJson = ({ metadata, data }: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(data ?? '', 'base64'),
+});
+const toJson = ({ metadata, data }: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+  data: Buffer.from(data ?? new Uint8Array()).toString('base64'),
+});
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'body is not JSON');
+  }
+}
+
+export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
+  const origins = new Set(options.corsOrigins ?? ['http://localhost:8233']);
+
+  /** CORS for the UI: it runs in the browser on another origin and sends JSON plus `X-Namespace`. */
+  const cors = (req: IncomingMessage, res: ServerResponse) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || !origins.has(origin)) return;
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('vary', 'Origin');
+    res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+    res.setHeader('access-control-allow-headers', 'content-type, x-namespace, authorization');
+    // The UI sends its session cookie or token when "include credentials" is on.
+    res.setHeader('access-control-allow-credentials', 'true');
+    res.setHeader('access-control-max-age', '600');
+  };
+
+  const send = (res: ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    cors(req, res);
+    const route = new URL(req.url ?? '/', 'http://codec').pathname;
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204).end();
+      return;
+    }
+    if (req.method !== 'POST' || (route !== '/encode' && route !== '/decode')) {
+      throw new HttpError(404, `no route for ${req.method} ${route}: this server answers POST /encode and POST /decode`);
+    }
+    const parsed = JsonPayloadsSchema.safeParse(await readJson(req));
+    if (!parsed.success) throw new HttpError(400, `expected {"payloads": [{"metadata": {…}, "data": "…"}]}: ${z.prettifyError(parsed.error)}`);
+    const payloads = parsed.data.payloads.map(fromJson);
+    let result: Payload[];
+    try {
+      result = route === '/encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
+    } catch (error) {
+      // A wrong key is the caller's configuration, said plainly; never a stack trace.
+      throw new HttpError(422, error instanceof Error ? error.message : String(error));
+    }
+    send(res, 200, { payloads: result.map(toJson) });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const status = error instanceof HttpError ? error.status : 500;
+      if (!res.headersSent) send(res, status, { error: error instanceof Error ? error.message : String(error) });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+const CodecServerEnvSchema = z.object({
+  CODEC_SERVER_PORT: z.coerce.number().int().min(1).max(65_535).default(8888),
+  CODEC_SERVER_CORS_ORIGINS: z
+    .string()
+    .default('http://localhost:8233')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    ),
+});
+
+async function main(): Promise<void> {
+  const key = encryptionKeyFromEnv(process.env);
+  if (!key) throw new EncryptionConfigError('set AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID to the worker\'s key: there is nothing to decode without them');
+  const parsed = CodecServerEnvSchema.safeParse(process.env);
+  if (!parsed.success) throw new EncryptionConfigError(`${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
+  const server = await startCodecServer({ codec: new AesGcmCodec(key), port: parsed.data.CODEC_SERVER_PORT, corsOrigins: parsed.data.CODEC_SERVER_CORS_ORIGINS });
+  console.log(`codec server: ${server.url} (key id "${key.id}", CORS for ${parsed.data.CODEC_SERVER_CORS_ORIGINS.join(', ')}). Ctrl-C stops it.`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.close().then(() => process.exit(0)));
+}
+
+const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof EncryptionConfigError ? `codec server: ${error.message}` : error);
+    process.exit(1);
+  });
+}
