@@ -1,89 +1,86 @@
-import { parseArgs } from 'node:util';
+/**
+ * `npm run client -- <command>`: drive, watch and inspect agent sessions. Every command
+ * is a thin shell over a library function exported from `client/index.ts`.
+ */
 import { parseClientEnv, UsageError } from './config';
-import { connectClient, runOnce, uiLink } from './sessions';
-import { bold, dim, formatConversation, green, red } from './output';
-import { ModelRefSchema } from '../workflows/model-ref';
+import { explainError } from './errors';
+import { approveCommand, denyCommand } from './commands/approval';
+import { cancelCommand } from './commands/cancel';
+import type { Command } from './commands/command';
+import { forkCommand } from './commands/fork';
+import { historyCommand } from './commands/history';
+import { listCommand } from './commands/list';
+import { logCommand } from './commands/log';
+import { retryPolicyCommand } from './commands/retry-policy';
+import { runCommand } from './commands/run';
+import { sendCommand } from './commands/send';
+import { startCommand } from './commands/start';
+import { watchCommand } from './commands/watch';
+
+const COMMANDS: readonly Command[] = [
+  startCommand,
+  sendCommand,
+  runCommand,
+  watchCommand,
+  logCommand,
+  historyCommand,
+  forkCommand,
+  cancelCommand,
+  retryPolicyCommand,
+  approveCommand,
+  denyCommand,
+  listCommand,
+];
 
 const USAGE = `usage: npm run client -- <command> [options]
 
 commands:
-  run --prompt TEXT [--model provider:model] [--system TEXT] [--id ID] [--keep] [--json]
-      start a session, send one prompt, wait for the turn, end the session (unless --keep)
+${COMMANDS.map((c) => `  ${c.synopsis}`).join('\n')}
 
-options:
+every command:
+  --json      one stable JSON document on stdout (watch: one per line), nothing else there
   --verbose   print stack traces
-  --help      this text
+  --help      the command's description (npm run client -- send --help)
+
+exit codes: 0 done (also a turn that failed: see its status), 1 the session or the server
+  refused or failed, 2 a mistake in the command line, 130 interrupted (Ctrl-C)
 
 environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default),
   AGENT_TASK_QUEUE (agent), AGENT_MODEL (anthropic:claude-sonnet-4-5), TEMPORAL_UI_URL (http://localhost:8233)`;
 
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      prompt: { type: 'string' },
-      model: { type: 'string' },
-      system: { type: 'string' },
-      id: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      verbose: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  const [command] = positionals;
-  if (values.help || !command) {
+async function main(argv: string[], signal: AbortSignal): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(USAGE);
-    return values.help ? 0 : 2;
+    return name === undefined ? 2 : 0;
   }
-  const env = parseClientEnv(process.env);
-  switch (command) {
-    case 'run': {
-      if (values.prompt === undefined) throw new UsageError('run needs --prompt TEXT');
-      const model = parseModel(values.model ?? env.AGENT_MODEL);
-      const client = await connectClient(env);
-      try {
-        const result = await runOnce(client, env, {
-          model,
-          prompt: values.prompt,
-          keep: values.keep,
-          ...(values.json ? {} : { onProgress: (line: string) => console.error(dim(line)) }),
-          ...(values.system === undefined ? {} : { system: values.system }),
-          ...(values.id === undefined ? {} : { workflowId: values.id }),
-        });
-        if (values.json) {
-          process.stdout.write(`${JSON.stringify(result)}\n`);
-        } else {
-          console.log(formatConversation(result.messages));
-          const status = result.status === 'completed' ? green(result.status) : red(result.status);
-          const failure = result.failure ? ` ${red(`${result.failure.type}: ${result.failure.message}`)}` : '';
-          console.log(`\n${bold('turn')} ${status}${failure}`);
-          console.log(dim(`tokens in ${result.usage.inputTokens} · out ${result.usage.outputTokens}`));
-          console.log(`${bold('UI')} ${uiLink(env, result.workflowId, result.runId)}`);
-        }
-      } finally {
-        await client.connection.close();
-      }
-      return 0;
-    }
-    default:
-      throw new UsageError(`unknown command "${command}" (try --help)`);
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) throw new UsageError(`unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')}; try --help)`);
+  if (rest.includes('--help')) {
+    console.log(`usage: npm run client -- ${command.synopsis}\n\n${command.summary}`);
+    return 0;
   }
-}
-
-function parseModel(model: string): string {
-  const parsed = ModelRefSchema.safeParse(model);
-  if (!parsed.success) throw new UsageError(`bad --model "${model}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  return parsed.data;
+  if (command.followsLive) {
+    // The first Ctrl-C asks the command to stop following (the session goes on) and
+    // exit 130; a second one, for a command stuck on the network, exits at once.
+    process.on('SIGINT', () => {
+      if (interrupt.signal.aborted) process.exit(130);
+      interrupt.abort();
+    });
+  }
+  return command.run(rest, { env: parseClientEnv(process.env), signal });
 }
 
 const verbose = process.argv.includes('--verbose');
-main(process.argv.slice(2)).then(
+const interrupt = new AbortController();
+
+main(process.argv.slice(2), interrupt.signal).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    const env = { namespace: process.env.TEMPORAL_NAMESPACE || 'default', address: process.env.TEMPORAL_ADDRESS || 'localhost:7233' };
+    const { message, exitCode } = explainError(error, env);
     if (verbose) console.error(error);
-    else console.error(`client: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(error instanceof UsageError ? 2 : 1);
+    console.error(`client: ${message}`);
+    process.exit(exitCode);
   },
 );

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { stateQuery, type SessionState } from '../workflows/api';
@@ -30,8 +30,13 @@ export interface Progress {
  */
 export async function readProgress(client: Client, handle: SessionHandle): Promise<Progress> {
   const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
+  return { state, activities: await pendingActivities(client, description) };
+}
+
+/** The pending activities of a described workflow, heartbeat details decoded. */
+export async function pendingActivities(client: Client, description: WorkflowExecutionDescription): Promise<ActivityProgress[]> {
   const converter = client.options.loadedDataConverter;
-  const activities = await Promise.all(
+  return Promise.all(
     (description.raw.pendingActivities ?? []).map(async (a): Promise<ActivityProgress> => {
       const heartbeat = a.heartbeatDetails?.payloads?.length
         ? await decodeFromPayloadsAtIndex<Partial<LlmHeartbeat>>(converter, 0, a.heartbeatDetails.payloads).catch(() => undefined)
@@ -51,7 +56,6 @@ export async function readProgress(client: Client, handle: SessionHandle): Promi
       };
     }),
   );
-  return { state, activities };
 }
 
 function stateName(state: unknown): ActivityProgress['state'] {

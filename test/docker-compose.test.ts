@@ -2,12 +2,17 @@
  * docker-compose.yml cannot run here (no Docker engine), so this is its specification:
  * what a user with Docker gets, read from the file itself.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { parseReplies } from '../scripts/scripted-llm/script';
 import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { startHarness } from './support/agent-harness';
 
 interface Service {
   image?: string;
@@ -23,7 +28,7 @@ interface Service {
 const read = (file: string): string => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
 
 // `merge: true`: the Node services share their build and environment through a YAML merge key.
-const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; configs: Record<string, { content?: string }> };
 const services = compose.services;
 const dotEnv = Object.fromEntries(
   read('.env')
@@ -94,7 +99,7 @@ describe('docker-compose.yml', () => {
       'temporal-ui': { temporal: 'service_healthy' },
       'scripted-llm': {},
       worker: { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy' },
-      demo: { 'temporal-setup': 'service_completed_successfully', worker: 'service_started' },
+      demo: { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy', worker: 'service_started' },
     });
   });
 
@@ -147,12 +152,65 @@ describe('docker-compose.yml', () => {
   it('runs the demo session only under the "demo" profile', () => {
     const demo = service('demo');
     expect(demo.profiles).toEqual(['demo']);
-    expect(commandText(demo)).toMatch(/^npm run client -- run --prompt .+ --model anthropic:echo-demo$/);
     for (const [name, s] of Object.entries(services)) {
       if (name !== 'demo') expect(s.profiles, name).toBeUndefined();
     }
   });
+
+  it('gives the demo the worker\'s environment, and a UI link that opens on the published UI port', () => {
+    const { TEMPORAL_UI_URL, DEMO_MODEL, DEMO_PROMPT, DEMO_SCRIPT_URL, ...shared } = service('demo').environment ?? {};
+    expect(shared).toEqual(service('worker').environment);
+    expect(TEMPORAL_UI_URL).toBe('http://localhost:8080');
+    expect(DEMO_SCRIPT_URL).toBe(`http://scripted-llm:8787/_scripted/${DEMO_MODEL}`);
+    expect(DEMO_PROMPT).toBe('What is (17 + 25) * 2? Use the calculator.');
+    expect(commandText(service('demo'))).toMatch(/exec npm run client -- run --prompt "\$\$DEMO_PROMPT" --model "anthropic:\$\$DEMO_MODEL"\n$/);
+  });
+
+  it("scripts the demo with replies the scripted LLM accepts: npm start's overloaded reply, calculator call and answer", () => {
+    const replies = parseReplies('scripted-demo', JSON.parse(compose.configs['demo-script']?.content ?? 'null'));
+    expect(replies.map((r) => r.kind)).toEqual(['status', 'tool_calls', 'text']);
+    expect(replies[0]).toMatchObject({ status: 529, headers: { 'retry-after': expect.any(String) } });
+    expect(replies[1]).toMatchObject({ calls: [{ name: 'calculator', input: { expression: '(17 + 25) * 2' } }] });
+  });
+
+  it('plays the demo end to end when its own command runs against a worker and the scripted LLM (without Docker)', async () => {
+    const h = await startHarness();
+    const dir = await mkdtemp(path.join(tmpdir(), 'compose-demo-'));
+    try {
+      const demo = service('demo');
+      const scriptFile = path.join(dir, 'script.json');
+      await writeFile(scriptFile, compose.configs['demo-script']?.content ?? '');
+      // Compose would unescape `$$` and mount the config at /demo/script.json; the rest is the file's own text.
+      const [shell, flag, script] = (demo.command as string[]).map((part) => part.replaceAll('$$', '$').replaceAll('/demo/script.json', scriptFile));
+      const result = await runCommand(shell ?? '', [flag ?? '', script ?? ''], {
+        ...demo.environment,
+        DEMO_SCRIPT_URL: `${h.llm.url}/_scripted/${demo.environment?.DEMO_MODEL}`,
+        TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS,
+        TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE,
+        AGENT_TASK_QUEUE: h.taskQueue,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/retrying in \d+ s \(attempt 2\/11\): overloaded/);
+      expect(result.stdout).toMatch(/✓ calculator: 84/);
+      expect(result.stdout).toContain('(17 + 25) × 2 = 84.');
+      expect(result.stdout).toContain('turn completed');
+      expect(result.stdout).toMatch(/^UI http:\/\/localhost:8080\/namespaces\/default\/workflows\/session-/m);
+      expect(h.llm.requests({ model: 'scripted-demo' }).map((r) => r.replyKind)).toEqual(['status', 'tool_calls', 'text']);
+    } finally {
+      await h.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+/** A command as a child process, in the project folder; npm must be on PATH, as it is wherever the tests run. */
+function runCommand(command: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 describe('Dockerfile', () => {
   it('exists and builds a worker image from node:<NODE_VERSION>-slim with npm ci', () => {

@@ -840,6 +840,30 @@ describe('command line', () => {
     }
   }, 20_000);
 
+  it('refuses a non-loopback host unless SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1 opts in (docker-compose does)', async () => {
+    const run = (env: Record<string, string>) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', '0', '--host', '0.0.0.0'], {
+        cwd: new URL('..', import.meta.url).pathname,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      return child;
+    };
+    const refused = run({});
+    let stderr = '';
+    refused.stderr!.on('data', (chunk) => (stderr += chunk));
+    expect((await once(refused, 'exit'))[0]).toBe(1);
+    expect(stderr).toMatch(/--host: must be a loopback address .*SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1/);
+
+    const allowed = run({ SCRIPTED_LLM_ALLOW_NON_LOOPBACK: '1' });
+    try {
+      const [line] = (await once(createInterface({ input: allowed.stdout! }), 'line')) as [string];
+      expect(line).toMatch(/listening on http:\/\/0\.0\.0\.0:\d+$/);
+    } finally {
+      allowed.kill('SIGKILL');
+    }
+  }, 20_000);
+
   it('stops with one line naming the flag when the port is not a number', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', 'eighty'], {
       cwd: new URL('..', import.meta.url).pathname,

@@ -18,7 +18,7 @@ export class ApprovalGate {
   async request(turn: number, step: number, call: ToolCall): Promise<ToolOutcome | undefined> {
     this.#pending.set(call.id, { turn, step, callId: call.id, name: call.name, input: call.input, deadline: Date.now() + this.timeoutMs });
     try {
-      const decided = await condition(() => this.#decisions.has(call.id), this.timeoutMs);
+      const decided = await condition(() => this.#decisions.has(call.id), this.timeoutMs, { summary: `step ${step} · approval ${call.name} #${call.id}` });
       const decision = this.#decisions.get(call.id);
       if (!decided || !decision) {
         // A decision arriving after the deadline is answered "not applied".

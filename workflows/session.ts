@@ -258,7 +258,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         await continueAsNew<typeof agentSession>(next);
       }
     }
-    const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs);
+    const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs, { summary: 'idle timeout' });
     const next = queue.shift();
     if (next) {
       current = { turn: next.turn, scope: new CancellationScope() };

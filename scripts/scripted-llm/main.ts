@@ -8,16 +8,22 @@ import { isLoopback, startScriptedLlm } from './server';
  * `npm run llm`: the scripted LLM as a process of its own, driven over `/_scripted/…`.
  *
  *   --port N       or SCRIPTED_LLM_PORT   default 8787 (0 picks a free port)
- *   --host H       or SCRIPTED_LLM_HOST   default 127.0.0.1 (loopback only)
+ *   --host H       or SCRIPTED_LLM_HOST   default 127.0.0.1; loopback only unless
+ *                  SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1 (a container network, where the other
+ *                  services reach it by name and nothing else can)
  *   --script FILE  a JSON object { "model": [reply, …], … } queued at start
  *   --verbose      one line per model request: provider, model, reply kind, outcome, duration
  *
  * Prints one line, `scripted LLM listening on http://HOST:PORT`, and runs until SIGINT or SIGTERM.
  */
 
+const allowNonLoopback = process.env.SCRIPTED_LLM_ALLOW_NON_LOOPBACK === '1';
+
 const ConfigSchema = z.object({
   port: z.coerce.number().int().min(0).max(65_535),
-  host: z.string().refine(isLoopback, { message: 'must be a loopback address (127.0.0.1, ::1, localhost)' }),
+  host: z.string().refine((host) => allowNonLoopback || isLoopback(host), {
+    message: 'must be a loopback address (127.0.0.1, ::1, localhost), or set SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1',
+  }),
 });
 
 async function loadScripts(path: string): Promise<Array<[string, ScriptedReply[]]>> {
@@ -60,6 +66,7 @@ async function main(): Promise<void> {
 
   const llm = await startScriptedLlm({
     ...parsed.data,
+    allowNonLoopback,
     // Never the headers or the path: they may carry API keys.
     onSettled: values.verbose
       ? (r) =>

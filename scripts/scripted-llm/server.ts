@@ -43,6 +43,8 @@ export interface ScriptedLlmOptions {
   port?: number;
   /** Default `127.0.0.1`. Loopback only: the request log holds API keys and answers anyone who asks. */
   host?: string;
+  /** Lets `host` be any address: only for a private container network (docker-compose). */
+  allowNonLoopback?: boolean;
   /** Called once per model request when its outcome is known, e.g. to print a log line. */
   onSettled?: (request: RecordedRequest) => void;
 }
@@ -55,7 +57,7 @@ export function isLoopback(host: string): boolean {
 
 export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
   const host = opts.host ?? '127.0.0.1';
-  if (!isLoopback(host)) {
+  if (!isLoopback(host) && !opts.allowNonLoopback) {
     throw new Error(`scripted LLM: host must be a loopback address (127.0.0.1, ::1, localhost), got "${host}"`);
   }
   const queues = new ReplyQueues();

@@ -1,0 +1,29 @@
+import { dim, formatEvent } from '../output';
+import { readLog } from '../sessions';
+import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
+
+export const logCommand: Command = {
+  name: 'log',
+  synopsis: 'log <id> [--json]',
+  summary:
+    'Prints the session log, one event per line with its seq (the EVENT that fork --at takes). ' +
+    '--json prints the events as a JSON array, exactly as the session keeps them.',
+  async run(argv, { env }) {
+    const { values, positionals } = parseCommandArgs(this, argv, {}, ['<id>']);
+    const [id = ''] = positionals;
+    return withClient(env, async (client) => {
+      const events = await patiently(env, readLog(sessionHandle(client, id)));
+      if (values.json) {
+        printJson(events);
+        return 0;
+      }
+      const width = String(Math.max(0, events.length - 1)).length;
+      for (const event of events) {
+        // Every event, also the ones `watch` leaves out, so `fork --at` can name any of them.
+        console.log(`${dim(String(event.seq).padStart(width))}  ${formatEvent(event, true) ?? event.type}`);
+      }
+      if (events.length === 0) console.log(dim('(no events yet)'));
+      return 0;
+    });
+  },
+};

@@ -1,0 +1,37 @@
+import { bold, dim, formatConversation, green, red } from '../output';
+import { runOnce, uiLink } from '../sessions';
+import { UsageError } from '../config';
+import { parseCommandArgs, printJson, withClient, type Command } from './command';
+import { SESSION_OPTIONS, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
+
+export const runCommand: Command = {
+  name: 'run',
+  synopsis: `run --prompt TEXT ${SESSION_SYNOPSIS} [--keep] [--json]`,
+  summary:
+    'Starts a session, sends one prompt, waits for the turn (showing progress on stderr) and ends the session unless --keep. ' +
+    '--json prints {workflowId, runId, status, failure?, messages, usage}; a failed turn is status "failed" with its failure type, exit code 0.',
+  async run(argv, { env }) {
+    const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' }, keep: { type: 'boolean', default: false } }, []);
+    if (values.prompt === undefined) throw new UsageError('run needs --prompt TEXT');
+    const options = sessionOptionsFrom(values, env);
+    return withClient(env, async (client) => {
+      const result = await runOnce(client, env, {
+        ...options,
+        prompt: values.prompt ?? '',
+        keep: values.keep,
+        ...(values.json ? {} : { onProgress: (line: string) => console.error(dim(line)) }),
+      });
+      if (values.json) {
+        printJson(result);
+        return 0;
+      }
+      console.log(formatConversation(result.messages));
+      const status = result.status === 'completed' ? green(result.status) : red(result.status);
+      const failure = result.failure ? ` ${red(`${result.failure.type}: ${result.failure.message}`)}` : '';
+      console.log(`\n${bold('turn')} ${status}${failure}`);
+      console.log(dim(`tokens in ${result.usage.inputTokens} · out ${result.usage.outputTokens}`));
+      console.log(`${bold('UI')} ${uiLink(env, result.workflowId, result.runId)}`);
+      return 0;
+    });
+  },
+};

@@ -1,0 +1,59 @@
+import { SendMessageSchema, stateQuery } from '../../workflows/api';
+import { UsageError } from '../config';
+import { dim } from '../output';
+import { readLog } from '../sessions';
+import { sendMessage, turnMessages } from '../turn-control';
+import { watchSession } from '../watch';
+import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
+import { humanWatchPrinter } from './watch';
+
+export const sendCommand: Command = {
+  name: 'send',
+  followsLive: true,
+  synopsis: 'send <id> TEXT [--wait] [--json]',
+  summary:
+    'Sends a user message; the session runs it as a turn (queued behind a running one). Without --wait it returns once the session has accepted the message. ' +
+    'With --wait it follows the turn live and prints the reply; a failed or cancelled turn is reported with its failure type, exit code 0.',
+  async run(argv, { env, signal }) {
+    const { values, positionals } = parseCommandArgs(this, argv, { wait: { type: 'boolean', default: false } }, ['<id>', 'TEXT']);
+    const [id = '', text = ''] = positionals;
+    // Checked before connecting: a command-line mistake should not wait for a network error.
+    const message = SendMessageSchema.safeParse({ text });
+    if (!message.success) throw new UsageError(message.error.issues[0]?.message ?? 'invalid message');
+    return withClient(env, async (client) => {
+      const handle = sessionHandle(client, id);
+      if (!values.wait) {
+        const sent = await patiently(env, sendMessage(handle, text));
+        if (values.json) printJson({ workflowId: id, updateId: sent.updateId });
+        else console.log(`sent to ${id}; follow it with: npm run client -- watch ${id}`);
+        return 0;
+      }
+      // Only what this message causes is shown: the log from its end before sending.
+      const fromSeq = (await patiently(env, handle.query(stateQuery))).events;
+      const sent = await patiently(env, sendMessage(handle, text));
+      const ended = await watchSession(client, handle, {
+        until: sent.outcome,
+        fromSeq,
+        signal,
+        onItem: values.json ? () => undefined : humanWatchPrinter(id),
+      });
+      if (ended === 'interrupted') return 130;
+      if (ended === 'closed') throw new Error(`session ${id} closed before the turn ended`);
+      const outcome = await sent.outcome;
+      if (values.json) {
+        const events = await readLog(handle);
+        printJson({
+          workflowId: id,
+          turn: outcome.turn,
+          status: outcome.status,
+          ...(outcome.failure ? { failure: outcome.failure } : {}),
+          messages: outcome.turn === undefined ? [] : turnMessages(events, outcome.turn),
+        });
+      } else {
+        // The turn's last line (`turn 2 completed`, or its failure) came with the log events.
+        console.error(dim(`the whole log: npm run client -- log ${id}`));
+      }
+      return 0;
+    });
+  },
+};

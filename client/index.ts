@@ -1,0 +1,34 @@
+/**
+ * The client as a library: everything `npm run client` does, as functions.
+ *
+ *   import { parseClientEnv, connectClient, startSession, sendAndWait, watchSession } from './client';
+ *
+ * Errors a person should see as one line are `UsageError` (a bad argument) and
+ * `ServerUnreachableError`; `explainError` turns any other client error into that line.
+ */
+export { ClientEnvSchema, parseClientEnv, UsageError, type ClientEnv } from './config';
+export { explainError, ServerUnreachableError, type ExplainedError } from './errors';
+export {
+  connectClient,
+  endSession,
+  exportHistory,
+  forkSession,
+  readLog,
+  runOnce,
+  sendAndWait,
+  startSession,
+  turnOutcomeOf,
+  uiLink,
+  type ForkOptions,
+  type RunResult,
+  type SessionHandle,
+  type StartOptions,
+  type TurnResult,
+} from './sessions';
+export { cancelTurn, sendMessage, turnMessages, type CancelResult, type SentMessage } from './turn-control';
+export { decideApproval, pendingApprovals, type ApprovalResult } from './approvals';
+export { describeRetryPolicy, parseRetryPolicyArg, setRetryPolicy } from './retry-policy';
+export { listSessions, ListStatusSchema, sessionsQuery, type ListOptions, type ListStatus, type SessionSummary } from './list-sessions';
+export { describeProgress, followProgress, pendingActivities, readProgress, type ActivityProgress, type Progress } from './progress';
+export { watchSession, type WatchEndReason, type WatchItem, type WatchOptions } from './watch';
+export { formatConversation, formatEvent } from './output';

@@ -1,0 +1,134 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
+import { logQuery, stateQuery, type PendingApproval } from '../workflows/api';
+import type { SessionEvent } from '../workflows/session-log';
+import { describeProgress, pendingActivities, type ActivityProgress } from './progress';
+import { readLog, type SessionHandle } from './sessions';
+
+/** What `watch` reports, in order. Also the stable shape of `watch --json` (one object per line). */
+export type WatchItem =
+  | { type: 'event'; event: SessionEvent }
+  | {
+      type: 'progress';
+      /** Human lines, e.g. `turn 1 · step 1 · llm anthropic:… · retrying in 12 s (attempt 3/11): overloaded`. */
+      lines: string[];
+      turn: number;
+      step: number;
+      phase: 'idle' | 'llm' | 'tools' | 'approval';
+      activities: ActivityProgress[];
+      pendingApprovals: PendingApproval[];
+    }
+  | { type: 'unavailable'; message: string }
+  | { type: 'end'; reason: WatchEndReason; executionStatus: WorkflowExecutionStatusName };
+
+/**
+ * - `closed`: the session's workflow has closed (ended, timed out idle, terminated);
+ * - `idle`: with `untilIdle`, no turn runs and none is queued;
+ * - `done`: the `until` promise settled (e.g. the turn `send --wait` waits for);
+ * - `interrupted`: the signal fired (Ctrl-C).
+ */
+export type WatchEndReason = 'closed' | 'idle' | 'done' | 'interrupted';
+
+export interface WatchOptions {
+  /** Stop once no turn runs and none is queued. Default false: follow until the session closes. */
+  untilIdle?: boolean;
+  /** Stop once this settles, after a last read of the log. */
+  until?: Promise<unknown>;
+  /** Log events from this seq on. Default: from the start of the latest turn. */
+  fromSeq?: number;
+  /** Default 500 ms. */
+  intervalMs?: number;
+  signal?: AbortSignal;
+  onItem(item: WatchItem): void;
+}
+
+/**
+ * Per read, how long a Query may take. With no worker polling, a Query waits until the
+ * server gives up on it, much longer than a person watching wants to stare at nothing.
+ */
+const QUERY_DEADLINE_MS = 5_000;
+
+/**
+ * Follows a session live, by polling: Temporal has no push channel for a workflow's
+ * Queries or its pending activities. Each round reads the workflow's description (its
+ * pending activities: attempts, last failure, next attempt time, heartbeat details with
+ * the streamed text), the session's state, and the log events appended since the last
+ * round. Nothing here writes to history, so watching never changes what replays.
+ */
+export async function watchSession(client: Client, handle: SessionHandle, options: WatchOptions): Promise<WatchEndReason> {
+  const { onItem, signal } = options;
+  const intervalMs = options.intervalMs ?? 500;
+  let settled = false;
+  void options.until?.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const query = <T>(read: () => Promise<T>) => client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
+
+  let fromSeq = options.fromSeq;
+  /** Every event appended since the last call; the log Query answers in pages, so until an empty one. */
+  const drainLog = async () => {
+    let from = fromSeq ?? (await query(() => latestTurnStart(handle)));
+    for (;;) {
+      const events = await query(() => handle.query(logQuery, { fromSeq: from }));
+      if (events.length === 0) break;
+      for (const event of events) onItem({ type: 'event', event });
+      from += events.length;
+    }
+    fromSeq = from;
+  };
+
+  let lastProgress = '';
+  let lastUnavailable = '';
+  for (;;) {
+    if (signal?.aborted) return end('interrupted');
+    const wasSettled = settled;
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') {
+      // A closed session's Queries are answered by replaying it on a worker; without one
+      // the last events are skipped rather than waited for.
+      await drainLog().catch(() => undefined);
+      return end('closed', description.status.name);
+    }
+    try {
+      const [state] = await Promise.all([query(() => handle.query(stateQuery)), drainLog()]);
+      lastUnavailable = '';
+      const activities = await pendingActivities(client, description);
+      const lines = describeProgress({ state, activities }, Date.now());
+      const key = lines.join('\n');
+      if (key !== lastProgress) {
+        lastProgress = key;
+        onItem({ type: 'progress', lines, turn: state.turn, step: state.step, phase: state.phase, activities, pendingApprovals: state.pendingApprovals });
+      }
+      if (wasSettled) {
+        await drainLog();
+        return end('done');
+      }
+      if (options.untilIdle && state.status === 'idle' && state.queued === 0) {
+        // The turn may have closed between the two reads above: read its last events.
+        await drainLog();
+        return end('idle');
+      }
+    } catch (error) {
+      const message = `the session does not answer (is a worker running on its task queue?): ${error instanceof Error ? error.message : String(error)}`;
+      if (message !== lastUnavailable) onItem({ type: 'unavailable', message });
+      lastUnavailable = message;
+    }
+    await Promise.race([
+      sleep(intervalMs, undefined, signal ? { signal } : {}).catch(() => undefined),
+      options.until?.catch(() => undefined),
+    ]);
+  }
+
+  function end(reason: WatchEndReason, executionStatus: WorkflowExecutionStatusName = 'RUNNING'): WatchEndReason {
+    onItem({ type: 'end', reason, executionStatus });
+    return reason;
+  }
+}
+
+/** The seq of the latest `turn/start`, so `watch` opens with the turn in progress rather than the whole past. */
+async function latestTurnStart(handle: SessionHandle): Promise<number> {
+  const events = await readLog(handle);
+  for (let i = events.length - 1; i >= 0; i--) if (events[i]?.type === 'turn/start') return i;
+  return events.length;
+}

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endSession, startSession } from '../client/sessions';
+import { startHarness, type Harness } from './support/agent-harness';
+import { runEntry, type CliResult } from './support/cli';
+import { spawnEntry } from './support/spawn-cli';
+
+let h: Harness;
+let closedId: string;
+beforeAll(async () => {
+  h = await startHarness();
+  const closed = await startSession(h.client, h.env, { model: 'anthropic:echo-closed' });
+  await endSession(closed);
+  await closed.result();
+  closedId = closed.workflowId;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const cli = (args: string[], extra: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...env(), ...extra });
+
+/** One line on stderr, nothing on stdout, no stack trace. */
+function expectOneLine(result: CliResult, code: number, message: string | RegExp): void {
+  expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(code);
+  expect(result.stdout).toBe('');
+  const lines = result.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(typeof message === 'string' ? new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message);
+}
+
+const UNKNOWN = 'session-that-never-was';
+const withUnknownId: [string, string[]][] = [
+  ['send', ['send', UNKNOWN, 'hi']],
+  ['send --wait', ['send', UNKNOWN, 'hi', '--wait']],
+  ['watch', ['watch', UNKNOWN]],
+  ['log', ['log', UNKNOWN]],
+  ['history', ['history', UNKNOWN, '--out', '/tmp/never-written.json']],
+  ['fork', ['fork', UNKNOWN]],
+  ['cancel', ['cancel', UNKNOWN]],
+  ['retry-policy', ['retry-policy', UNKNOWN, 'off']],
+  ['approve', ['approve', UNKNOWN, 'toolu_1']],
+  ['deny', ['deny', UNKNOWN, 'toolu_1']],
+];
+
+describe('client errors: one clear line, a non-zero exit code, no stack trace', () => {
+  it.each(withUnknownId)('%s names an unknown session id', async (_name, args) => {
+    expectOneLine(await cli(args), 1, `client: no session "${UNKNOWN}" in namespace "default"`);
+  });
+
+  it.each([
+    ['send', ['send', '<closed>', 'hi']],
+    ['cancel', ['cancel', '<closed>']],
+    ['retry-policy', ['retry-policy', '<closed>', 'default']],
+    ['approve', ['approve', '<closed>', 'toolu_1']],
+    ['deny', ['deny', '<closed>', 'toolu_1', '--reason', 'no']],
+  ])('%s says that the session has ended', async (_name, args) => {
+    const result = await cli(args.map((a) => (a === '<closed>' ? closedId : a)));
+    expectOneLine(result, 1, `client: session ${closedId} has ended: it takes no more messages, decisions or policy changes`);
+  });
+
+  it('still reads the log of an ended session', async () => {
+    const result = await cli(['log', closedId, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([]);
+  });
+
+  it.each([
+    ['start', ['start', '--model', 'mistral:large']],
+    ['run', ['run', '--prompt', 'hi', '--model', 'anthropic']],
+  ])('%s refuses a bad model string with exit code 2 before contacting the server', async (_name, args) => {
+    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 2, /^client: bad --model ".*": model must be "provider:model" with provider one of anthropic, openai, google/);
+  });
+
+  it('refuses a bad AGENT_MODEL, naming the variable', async () => {
+    expectOneLine(await cli(['start'], { AGENT_MODEL: 'gpt-4o' }), 2, /^client: AGENT_MODEL: model must be "provider:model"/);
+  });
+
+  it.each([['start'], ['list'], ['log', 'session-x'], ['send', 'session-x', 'hi']])('%s says in one line that the server cannot be reached', async (...args) => {
+    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 1, /^client: cannot reach the Temporal server at localhost:1: /);
+  });
+
+  it.each([
+    [['frobnicate'], /^client: unknown command "frobnicate" \(commands: start, send, run, watch, log, history, fork, cancel, retry-policy, approve, deny, list; try --help\)$/],
+    [['send', 'session-x', 'hi', '--wiat'], /^client: send: Unknown option '--wiat' \(usage: send <id> TEXT \[--wait\] \[--json\]\)$/],
+    [['send', 'session-x'], /^client: send needs TEXT \(usage: send <id> TEXT/],
+    [['send', 'session-x', 'two', 'words'], /^client: send: unexpected argument "words" .*quote a message with spaces/],
+    [['send', 'session-x', '   '], /^client: a message must not be empty$/],
+    [['start', '--approval-timeout', 'soon'], /^client: --approval-timeout must be a whole number from 1 to 604800, got "soon"$/],
+    [['fork', 'session-x', '--at', '-1'], /^client: fork: Option '--at' argument is ambiguous \(usage: fork <id> \[--at EVENT\]/],
+    [['fork', 'session-x', '--at=-1'], /^client: --at must be a whole number from 0 to \d+, got "-1"$/],
+  ])('%j is a command-line mistake: exit code 2', async (args, message) => {
+    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 2, message);
+  });
+
+  it('prints the stack trace with --verbose', async () => {
+    const result = await cli(['log', UNKNOWN, '--verbose']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('WorkflowNotFoundError');
+    expect(result.stderr).toMatch(/\n\s+at /);
+    expect(result.stderr.trim().split('\n').at(-1)).toBe(`client: no session "${UNKNOWN}" in namespace "default"`);
+  });
+
+  it('prints the usage with --help, and each command describes itself', async () => {
+    const usage = await cli(['--help']);
+    expect(usage.code).toBe(0);
+    for (const command of ['start', 'send', 'run', 'watch', 'log', 'history', 'fork', 'cancel', 'retry-policy', 'approve', 'deny', 'list']) {
+      expect(usage.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    const send = await cli(['send', '--help']);
+    expect(send.code).toBe(0);
+    expect(send.stdout).toMatch(/^usage: npm run client -- send <id> TEXT \[--wait\] \[--json\]\n\nSends a user message/);
+  });
+
+  it('says, while it waits, that an Update needs a worker when none is polling the task queue', async () => {
+    const session = await startSession(h.client, h.env, { model: 'anthropic:echo-no-worker' });
+    await h.stopWorker();
+    let restarted = false;
+    const waiting = spawnEntry('client/main.ts', ['retry-policy', session.workflowId, 'off'], env());
+    try {
+      await waiting.waitFor(new RegExp(`still waiting for the session to answer: is a worker running \\(npm run worker\\) on task queue ${h.taskQueue}\\?`));
+      // The Update is not lost: a worker that comes back applies it.
+      await h.startWorker();
+      restarted = true;
+      expect(await waiting.exited).toBe(0);
+      expect(waiting.stdout()).toContain('off (one attempt per LLM call)');
+    } finally {
+      waiting.kill();
+      if (!restarted) await h.startWorker();
+    }
+    await session.terminate('test cleanup');
+  });
+});
