@@ -76,7 +76,8 @@ describe('human approval of side-effecting tool calls', () => {
     const watch = spawnEntry('client/main.ts', ['watch', id, '--until-idle'], env());
     try {
       await watch.waitFor(/waiting for approval of write_file #toolu_appr_ok/);
-      expect(watch.stderr()).toContain(`npm run client -- approve ${id} toolu_appr_ok`);
+      // The hint to copy may arrive in the next chunk of output.
+      await watch.waitFor(new RegExp(`npm run client -- approve ${id} toolu_appr_ok`));
       // Nothing ran while the session waited.
       expect(dispatched.filter((d) => d.callId === 'toolu_appr_ok')).toHaveLength(0);
       expect((await handle(id).query(stateQuery)).phase).toBe('approval');
