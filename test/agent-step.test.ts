@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import type { SessionEvent } from '../workflows/session-log';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
 import { startHarness, type Harness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
+import { untilCancelled } from './support/tool-stubs';
 
 /** What the stubbed tool activity saw, and how each call behaves, keyed by call id. */
 const dispatched: { callId: string; at: number }[] = [];
@@ -18,15 +18,6 @@ async function runTool(req: RunToolRequest): Promise<ToolOutcome> {
   dispatched.push({ callId: req.callId, at: Date.now() });
   const behaviour = behaviours.get(req.callId);
   return behaviour ? behaviour(req) : { code: 'ok', content: `ran ${req.name}` };
-}
-
-/** Heartbeats until cancelled, so the cancellation reaches it; a stand-in for a long tool. */
-async function untilCancelled(): Promise<ToolOutcome> {
-  const ctx = Context.current();
-  for (;;) {
-    ctx.heartbeat();
-    await Promise.race([ctx.cancelled, sleep(100)]);
-  }
 }
 
 let h: Harness;

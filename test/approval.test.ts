@@ -4,7 +4,7 @@ import { awaitTurnUpdate, stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
 import { readLog, turnOutcomeOf, type TurnResult } from '../client/sessions';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 
@@ -23,7 +23,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const env = () => clientEnvOf(h);
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 

@@ -1,24 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession } from '../client/sessions';
 import { sendMessage } from '../client/turn-control';
 import { stateQuery } from '../workflows/api';
 import { DEFAULT_RETRY_POLICY } from '../workflows/retry-policy';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { untilCancelled } from './support/tool-stubs';
 
 /** Tool calls the worker dispatched. `http_request` stands for a slow side effect: it runs until cancelled. */
 const dispatched: RunToolRequest[] = [];
 async function runTool(request: RunToolRequest): Promise<ToolOutcome> {
   dispatched.push(request);
   if (request.name !== 'http_request') return { code: 'ok', content: `${request.name} done` };
-  const ctx = Context.current();
-  for (;;) {
-    ctx.heartbeat();
-    await Promise.race([ctx.cancelled, sleep(100)]);
-  }
+  return untilCancelled();
 }
 
 let h: Harness;
@@ -29,7 +25,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const env = () => clientEnvOf(h);
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
@@ -115,7 +111,8 @@ describe('npm run client -- retry-policy', () => {
     const model = newModel('off');
     h.llm.script(
       model,
-      { kind: 'status', status: 529, headers: { 'retry-after': '3' } },
+      // The stated wait is the window in which the CLI (a process of its own) switches retries off.
+      { kind: 'status', status: 529, headers: { 'retry-after': '8' } },
       { kind: 'status', status: 529 },
       { kind: 'text', text: 'never played' },
     );

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endSession, startSession } from '../client/sessions';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry, type CliResult } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 
@@ -17,7 +17,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const env = () => clientEnvOf(h);
 const cli = (args: string[], extra: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...env(), ...extra });
 
 /** One line on stderr, nothing on stdout, no stack trace. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../client/list-sessions';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../workflows/api';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 
 /** Its own harness, so its task queue holds only the sessions this file starts: `list` shows a queue's sessions. */
@@ -15,7 +15,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const env = () => clientEnvOf(h);
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateQuery } from '../workflows/api';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 
 let h: Harness;
@@ -11,7 +11,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const clientEnv = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const clientEnv = () => clientEnvOf(h);
 const run = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', ['run', ...args], { ...clientEnv(), ...env });
 
 describe('npm run client -- run', () => {

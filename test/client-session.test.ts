@@ -8,7 +8,7 @@ import { workflowBundle } from '../scripts/local-agent';
 import { awaitTurnUpdate, stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../workflows/session-log';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 
 let h: Harness;
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 const UI = 'http://ui.example:8233';
-const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue, TEMPORAL_UI_URL: UI });
+const env = () => ({ ...clientEnvOf(h), TEMPORAL_UI_URL: UI });
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = <T = Record<string, unknown>>(stdout: string) => JSON.parse(stdout) as T;
 const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);

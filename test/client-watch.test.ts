@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The client as a library: the same functions the CLI runs, from client/index.ts.
 import { endSession, sendMessage, startSession, type WatchItem } from '../client';
 import { stateQuery } from '../workflows/api';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 
@@ -14,7 +14,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const env = () => ({ TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue });
+const env = () => clientEnvOf(h);
 const watch = (...args: string[]) => spawnEntry('client/main.ts', ['watch', ...args], env());
 
 let models = 0;

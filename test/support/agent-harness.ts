@@ -7,3 +7,8 @@ export type Harness = LocalAgent;
 export function startHarness(options: Omit<LocalAgentOptions, 'address'> = {}): Promise<Harness> {
   return startLocalAgent({ address: devServerAddress(), namespace: devServerNamespace(), ...options });
 }
+
+/** The environment a client process needs to reach this harness's worker. */
+export function clientEnvOf(h: Harness): Record<string, string> {
+  return { TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE, AGENT_TASK_QUEUE: h.taskQueue };
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BenchResultSchema, type BenchResult } from '../bench/result';
+import { runEntry, type CliResult } from './support/cli';
+
+/**
+ * `npm run bench -- --quick` end to end: its own dev server, worker processes and scripted
+ * LLM, at a scale that fits CI. Timings on a shared CI machine are noise, so this checks
+ * what does not depend on them: the report's shape, linear history, and a replay.
+ */
+const out = path.join(tmpdir(), `bench-quick-${randomUUID()}.json`);
+let run: CliResult;
+let result: BenchResult;
+
+beforeAll(async () => {
+  run = await runEntry('bench/main.ts', ['--quick', '--out', out], {}, 150_000);
+  if (run.code !== 0) throw new Error(`bench --quick exited with ${run.code}:\n${run.stderr.slice(-3_000)}`);
+  result = BenchResultSchema.parse(JSON.parse(await readFile(out, 'utf8')));
+}, 180_000);
+
+afterAll(async () => {
+  await rm(out, { force: true });
+});
+
+describe('npm run bench -- --quick', () => {
+  it('writes a JSON report that matches its schema, and prints the table with every target', () => {
+    expect(result.scale).toBe('quick');
+    expect(run.stdout).toContain('1. Per-step latency');
+    expect(run.stdout).toContain('Targets (issue 7)');
+    expect(result.targets.map((t) => t.name)).toHaveLength(5);
+  });
+
+  it('measures the same steps three ways: plain loop, agent session and floor workflow', () => {
+    const { settings, plain, temporal, floor, anatomy } = result.overhead;
+    const latencies = settings.runs * (settings.steps - 1);
+    expect([plain.n, temporal.n, floor.n]).toEqual([latencies, latencies, latencies]);
+    expect(anatomy.temporal.llmStartToRequestMs).not.toBeNull();
+    expect(anatomy.floor.llmStartToRequestMs).toBeNull();
+  });
+
+  it('drives both workflows under load and reports steps/s with the worker CPU and RSS', () => {
+    for (const saturation of [result.throughput.agent, result.throughput.floor]) {
+      expect(saturation.peak.stepsPerSec).toBeGreaterThan(0);
+      expect(saturation.peak.workerRssMb).toBeGreaterThan(0);
+      expect(saturation.levels.map((l) => l.concurrency)).toEqual([1, 4]);
+    }
+  });
+
+  it('grows history linearly: 50 steps take at most 12 times the bytes of 5', () => {
+    const { ratio, points } = result.history;
+    expect(points.map((p) => p.steps)).toEqual([5, 50]);
+    expect(ratio.value).toBeLessThanOrEqual(12);
+    // Quadratic growth (the whole transcript in every LLM input) would be near 100.
+    expect(ratio.value).toBeGreaterThan(ratio.linear * 0.8);
+  });
+
+  it('replays the 50-step history with the current workflow code', () => {
+    expect(result.replay).toMatchObject({ steps: 50, succeeded: true });
+    expect(result.replay.events).toBeGreaterThan(50 * 15);
+  });
+
+  it('keeps every idle session in the worker cache while measuring its memory', () => {
+    expect(result.memory.cachedWorkflows).toBe(result.memory.sessions);
+  });
+});
