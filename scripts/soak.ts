@@ -286,7 +286,9 @@ export function formatReport(r: SoakReport): string {
 export const CI_PROFILE = {
   sessions: 20,
   durationMs: 15_000,
-  graceMs: 30_000,
+  // Generous: a worker restart waits out the worker's 10 s shutdown grace, and CI's two
+  // cores may be busy with other suites. A session still open after this is stuck for real.
+  graceMs: 60_000,
   concurrency: 6,
   maxTurns: 2,
   workers: 'in-process',

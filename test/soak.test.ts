@@ -27,5 +27,5 @@ describe('soak (CI profile)', () => {
     expect(Object.keys(report.llmAttempts).length, summary).toBeGreaterThanOrEqual(4);
     expect(report.turnsByStatus.completed ?? 0, summary).toBeGreaterThan(0);
     expect(report.turnsByStatus.failed ?? 0, summary).toBeGreaterThan(0);
-  }, 90_000);
+  }, 120_000);
 });
