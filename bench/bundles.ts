@@ -1,0 +1,43 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH } from '../worker/create-worker';
+
+const FLOOR_WORKFLOWS_PATH = path.join(import.meta.dirname, 'floor', 'workflows.ts');
+
+export interface Bundle {
+  code: string;
+  /** The same code on disk, for worker processes (`workflowBundle: { codePath }`). */
+  codePath: string;
+}
+
+export interface Bundles {
+  agent: Bundle;
+  floor: Bundle;
+  /** Milliseconds spent bundling both: reported, and kept out of every measurement. */
+  bundlingMs: number;
+  remove(): Promise<void>;
+}
+
+const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
+
+/**
+ * Bundles the session workflows and the floor's once, before anything is measured:
+ * webpack takes seconds on two cores, and a worker or replay that bundled on its own
+ * would measure webpack.
+ */
+export async function buildBundles(): Promise<Bundles> {
+  const started = performance.now();
+  const dir = await mkdtemp(path.join(tmpdir(), 'agent-bench-'));
+  const build = async (name: string, workflowsPath: string): Promise<Bundle> => {
+    const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+    const codePath = path.join(dir, `${name}.js`);
+    await writeFile(codePath, code);
+    return { code, codePath };
+  };
+  // One after the other: in parallel they only fight over two cores.
+  const agent = await build('agent', WORKFLOWS_PATH);
+  const floor = await build('floor', FLOOR_WORKFLOWS_PATH);
+  return { agent, floor, bundlingMs: performance.now() - started, remove: () => rm(dir, { recursive: true, force: true }) };
+}

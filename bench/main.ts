@@ -1,0 +1,144 @@
+/**
+ * `npm run bench`: measures the agent loop on Temporal against a plain in-process loop
+ * and against a floor workflow, side by side in one run, on a private dev server with the
+ * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
+ * code at CI scale; `--out FILE` writes the JSON there instead.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Agent } from 'undici';
+import { createToolRunner } from '../activities/tools';
+import { startScriptedLlm } from '../scripts/scripted-llm/server';
+import { DEFAULT_DYNAMIC_CONFIG } from '../scripts/server';
+import { temporalCliPath } from '../scripts/temporal-binaries';
+import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
+import { buildBundles } from './bundles';
+import { measureHistoryGrowth } from './history-growth';
+import { measureIdleMemory } from './memory';
+import { parseBenchArgs, SCALES } from './options';
+import { measureOverhead } from './overhead';
+import { formatReport } from './report';
+import { measureReplay } from './replay';
+import type { BenchResult } from './result';
+import { round } from './stats';
+import { checkTargets } from './targets';
+import { measureSaturation } from './throughput';
+import { measureCase, serverSweepCases, sweepCases, type SweepRow } from './worker-options';
+
+const GB = 1024 ** 3;
+const load = () => os.loadavg().map((l) => round(l));
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  const scaleName = args.quick ? 'quick' : 'full';
+  const scale = SCALES[scaleName];
+  // Replay workers run in this process; their INFO lines would bury the table.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const started = performance.now();
+  const date = new Date().toISOString();
+  const loadBefore = load();
+  const progress = (line: string) => console.error(`bench: ${line}`);
+
+  // This run's logs only: the dev server's and the worker processes' output, for post-mortems.
+  await mkdir(RESULTS_DIR, { recursive: true });
+  await Promise.all(['temporal-dev-server.log', 'worker.log'].map((f) => writeFile(path.join(RESULTS_DIR, f), '')));
+  const llm = await startScriptedLlm();
+  progress('starting a dev server and bundling workflows (not measured)');
+  const bundling = buildBundles();
+  const dispatcher = new Agent();
+  let env: BenchEnv | undefined;
+  try {
+    env = await openBenchEnv({ llm, bundles: bundling, eager: true, dynamicConfig: args.serverConfig });
+    const { bundles } = env;
+    const [agent, floor] = await Promise.all([env.startWorker('agent'), env.startWorker('floor')]);
+    const plain = { dispatcher, baseUrl: llm.url, runTool: createToolRunner({ dispatcher, workspaceDir: BENCH_WORKSPACE }) };
+
+    progress('1/5 per-step latency');
+    const overhead = await measureOverhead(env, { agent, floor }, plain, scale.overhead);
+    progress('2/5 throughput at saturation');
+    const loadSettings = { stepsPerSession: scale.throughput.stepsPerSession, warmupMs: scale.throughput.warmupMs, windowMs: scale.throughput.windowMs };
+    const saturation = await measureSaturation(env, { agent, floor }, scale.throughput.concurrency, loadSettings);
+    progress('3/5 history growth');
+    const history = await measureHistoryGrowth(env, agent, scale.history);
+    await Promise.all([agent.stop(), floor.stop()]);
+    progress('4/5 replay');
+    const replay = await measureReplay(bundles.agent, history.longest, scale.replay.runs);
+    progress('5/5 memory per idle session');
+    const memory = await measureIdleMemory(env, scale.memory);
+
+    let workerOptions: SweepRow[] | undefined;
+    if (scale.sweep) {
+      const settings = { ...scale.sweep, concurrency: saturation.agent.peak.concurrency, stepsPerSession: scale.throughput.stepsPerSession };
+      workerOptions = [];
+      for (const sweepCase of sweepCases(settings.concurrency)) {
+        progress(`worker options: ${sweepCase.option} = ${sweepCase.value}`);
+        workerOptions.push(await measureCase(env, sweepCase, settings));
+      }
+      // A server setting needs a server started with it.
+      for (const serverCase of serverSweepCases()) {
+        await env.close();
+        env = undefined;
+        const dynamicConfig = { ...args.serverConfig, ...serverCase.dynamicConfig };
+        env = await openBenchEnv({ llm, bundles, eager: serverCase.eager, dynamicConfig });
+        progress(`server options: ${serverCase.option} = ${serverCase.value}`);
+        const row = await measureCase(env, { option: serverCase.option, value: serverCase.value, tuning: {} }, settings, { ...dynamicConfig, 'system.enableActivityEagerExecution': serverCase.eager });
+        workerOptions.push(row);
+      }
+    }
+
+    const partial: Omit<BenchResult, 'targets'> = {
+      scale: scaleName,
+      machine: {
+        date,
+        nproc: os.availableParallelism(),
+        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+        memTotalGb: round(os.totalmem() / GB, 1),
+        memFreeGb: round(os.freemem() / GB, 1),
+        node: process.version,
+        platform: `${os.type()} ${os.release()} ${os.arch()}`,
+        loadBefore,
+        loadAfter: load(),
+      },
+      server: { version: await temporalVersion(), dynamicConfig: { ...DEFAULT_DYNAMIC_CONFIG, ...args.serverConfig } },
+      bundlingMs: Math.round(bundles.bundlingMs),
+      durationS: Math.round((performance.now() - started) / 1000),
+      overhead,
+      throughput: {
+        stepsPerSession: scale.throughput.stepsPerSession,
+        agent: saturation.agent,
+        floor: saturation.floor,
+        agentToFloor: round(saturation.agent.peak.stepsPerSec / saturation.floor.peak.stepsPerSec, 3),
+      },
+      history: history.result,
+      replay,
+      memory,
+      ...(workerOptions ? { workerOptions } : {}),
+    };
+    const result: BenchResult = { ...partial, targets: checkTargets(partial) };
+    const json = `${JSON.stringify(result, null, 2)}\n`;
+    const file = args.out ?? path.join(RESULTS_DIR, `bench-${scaleName}-${date.replace(/[:.]/g, '-')}.json`);
+    await writeFile(file, json);
+    console.log(formatReport(result));
+    console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await env?.close();
+    await dispatcher.close();
+    await llm.close();
+    await (await bundling.catch(() => undefined))?.remove();
+  }
+}
+
+/** `temporal --version` of the CLI the dev server runs from, e.g. `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)`. */
+async function temporalVersion(): Promise<string> {
+  const { stdout } = await promisify(execFile)(await temporalCliPath(), ['--version']);
+  return stdout.trim();
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

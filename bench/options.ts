@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+/**
+ * How big each measurement is. `full` is what `npm run bench` runs (minutes) and what the
+ * README's table comes from; `quick` is the same code at a scale that fits a CI test
+ * (well under a minute), so its numbers are a smoke test, not a result.
+ */
+export interface BenchScale {
+  overhead: { steps: number; runs: number; warmupRuns: number };
+  throughput: {
+    stepsPerSession: number;
+    /** Raised in this order until steps/s stops rising. */
+    concurrency: number[];
+    warmupMs: number;
+    windowMs: number;
+  };
+  /** Session lengths whose history is measured; the ratio is last / `ratioBase`. */
+  history: { steps: number[]; ratioBase: number; ratioTop: number };
+  replay: { runs: number };
+  memory: { sessions: number; stepsPerSession: number };
+  /** The worker-option sweep; skipped when absent. */
+  sweep?: { runs: number; steps: number; windowMs: number };
+}
+
+export const SCALES: Record<'full' | 'quick', BenchScale> = {
+  full: {
+    overhead: { steps: 21, runs: 15, warmupRuns: 3 },
+    throughput: { stepsPerSession: 10, concurrency: [1, 2, 4, 8, 16, 32, 64, 128], warmupMs: 2_000, windowMs: 8_000 },
+    history: { steps: [10, 20, 50, 200], ratioBase: 20, ratioTop: 200 },
+    replay: { runs: 7 },
+    memory: { sessions: 200, stepsPerSession: 3 },
+    sweep: { runs: 5, steps: 11, windowMs: 6_000 },
+  },
+  quick: {
+    overhead: { steps: 6, runs: 3, warmupRuns: 1 },
+    throughput: { stepsPerSession: 10, concurrency: [1, 4], warmupMs: 500, windowMs: 1_500 },
+    history: { steps: [5, 50], ratioBase: 5, ratioTop: 50 },
+    replay: { runs: 2 },
+    memory: { sessions: 10, stepsPerSession: 2 },
+  },
+};
+
+export const BenchArgsSchema = z.strictObject({
+  quick: z.boolean(),
+  /** Where to write the JSON instead of bench/results/bench-<scale>-<date>.json. */
+  out: z.string().min(1).optional(),
+  /**
+   * Extra dynamic config for the benchmark's dev server, over the project's own
+   * (DEFAULT_DYNAMIC_CONFIG), e.g. to measure a server setting before adopting it.
+   */
+  serverConfig: z.record(z.string(), z.unknown()),
+});
+export type BenchArgs = z.infer<typeof BenchArgsSchema>;
+
+const USAGE = 'accepted: --quick, --out FILE, --server-config KEY=JSON (repeatable)';
+
+/** `--quick`, `--out FILE`, `--server-config KEY=JSON`; anything else is an error that names it. */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  const serverConfig: Record<string, unknown> = {};
+  const raw: Record<string, unknown> = { quick: false, serverConfig };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--quick') raw.quick = true;
+    else if (arg === '--out') raw.out = argv[++i];
+    else if (arg?.startsWith('--out=')) raw.out = arg.slice('--out='.length);
+    else if (arg === '--server-config') {
+      const pair = argv[++i] ?? '';
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new Error(`bench: --server-config wants KEY=JSON, got "${pair}"`);
+      try {
+        serverConfig[pair.slice(0, eq)] = JSON.parse(pair.slice(eq + 1));
+      } catch {
+        throw new Error(`bench: --server-config ${pair.slice(0, eq)}: the value is not JSON (strings need quotes)`);
+      }
+    } else throw new Error(`bench: unknown argument "${arg}" (${USAGE})`);
+  }
+  const parsed = BenchArgsSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`bench: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}

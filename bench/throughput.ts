@@ -1,0 +1,163 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BenchEnv } from './bench-env';
+import { within } from './deadline';
+import { processCpuMs } from './process-cpu';
+import { percentile, round } from './stats';
+import { runFloor, runWholeSession } from './temporal-runs';
+import type { BenchWorker } from './worker-handle';
+import type { WorkerStats } from './worker-protocol';
+
+export interface LevelResult {
+  concurrency: number;
+  /** Step starts inside the measurement window, per second. */
+  stepsPerSec: number;
+  /** Latencies of steps that started and ended inside the window. */
+  p50StepMs: number;
+  p95StepMs: number;
+  sessions: number;
+  /** CPU time over the window as % of one core: the worker process, the benchmark process (client and scripted LLM), the dev server. */
+  workerCpuPct: number;
+  benchCpuPct: number;
+  serverCpuPct: number | null;
+  workerRssMb: number;
+  /** CPU milliseconds per step: what one step costs the worker and the server, where saturation comes from. */
+  workerCpuMsPerStep: number;
+  serverCpuMsPerStep: number | null;
+}
+
+export interface SaturationResult {
+  workflow: 'agent' | 'floor';
+  levels: LevelResult[];
+  /** The level with the most steps/s. */
+  peak: LevelResult;
+}
+
+export interface LoadSettings {
+  stepsPerSession: number;
+  warmupMs: number;
+  windowMs: number;
+}
+
+/** The most sessions one simulated client starts in a level; the window ends long before. */
+const MAX_SESSIONS_PER_CLIENT = 10_000;
+/** After the window, sessions in flight get this long to finish. */
+const DRAIN_MS = 120_000;
+/** A level must beat the best so far by this much to count as "still rising". */
+const RISE = 1.05;
+
+const MB = 1024 * 1024;
+
+/**
+ * One level of load: `concurrency` clients, each running whole sessions back to back
+ * (start, a turn of `stepsPerSession` steps, end; for the floor, one run of it). Counted
+ * are the steps that start inside the window, after a warm-up, so sessions cut by its
+ * edges count exactly for the steps they ran inside it.
+ */
+export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: number, settings: LoadSettings): Promise<LevelResult> {
+  await worker.probes(); // drop earlier floor probes
+  const windowStart = Date.now() + settings.warmupMs;
+  const windowEnd = windowStart + settings.windowMs;
+  const sessions: string[] = [];
+  const client = async () => {
+    for (let i = 0; i < MAX_SESSIONS_PER_CLIENT && Date.now() < windowEnd; i++) {
+      if (worker.kind === 'agent') sessions.push(await runWholeSession(env.client, env.llm, worker.taskQueue, settings.stepsPerSession));
+      else sessions.push((await runFloor(env.client, worker.taskQueue, settings.stepsPerSession)).workflowId);
+    }
+  };
+  const sample = async () => ({ at: performance.now(), worker: await worker.stats(), bench: process.cpuUsage(), server: await processCpuMs(env.server.pid) });
+  const measure = async () => {
+    await sleep(Math.max(0, windowStart - Date.now()));
+    const first = await sample();
+    await sleep(Math.max(0, windowEnd - Date.now()));
+    return { first, last: await sample() };
+  };
+  const [{ first, last }] = await within(
+    Promise.all([measure(), ...Array.from({ length: concurrency }, client)]),
+    settings.warmupMs + settings.windowMs + DRAIN_MS,
+    `the ${worker.kind} load at concurrency ${concurrency}`,
+  );
+
+  const starts = await stepStarts(env, worker, sessions);
+  let inWindow = 0;
+  const latencies: number[] = [];
+  for (const times of starts) {
+    times.forEach((t, i) => {
+      if (t < windowStart || t >= windowEnd) return;
+      inWindow++;
+      const next = times[i + 1];
+      if (next !== undefined && next < windowEnd) latencies.push(next - t);
+    });
+  }
+  const elapsedMs = last.at - first.at;
+  const stepsPerSec = inWindow / (settings.windowMs / 1_000);
+  const msPerStep = (pct: number) => round((pct * 10) / stepsPerSec, 1);
+  const cpuPct = (micros: number) => round(micros / 1_000 / elapsedMs * 100, 1);
+  const workerCpu = (s: WorkerStats) => s.cpuUserMicros + s.cpuSystemMicros;
+  const benchCpu = (c: NodeJS.CpuUsage) => c.user + c.system;
+  const workerCpuPct = cpuPct(workerCpu(last.worker) - workerCpu(first.worker));
+  const serverCpuPct = first.server === undefined || last.server === undefined ? null : round((last.server - first.server) / elapsedMs * 100, 1);
+  return {
+    concurrency,
+    stepsPerSec: round(stepsPerSec, 1),
+    p50StepMs: percentile(latencies, 50),
+    p95StepMs: percentile(latencies, 95),
+    sessions: sessions.length,
+    workerCpuPct,
+    benchCpuPct: cpuPct(benchCpu(last.bench) - benchCpu(first.bench)),
+    serverCpuPct,
+    workerRssMb: round(last.worker.rssBytes / MB, 1),
+    workerCpuMsPerStep: msPerStep(workerCpuPct),
+    serverCpuMsPerStep: serverCpuPct === null ? null : msPerStep(serverCpuPct),
+  };
+}
+
+/** Each session's step start times: LLM request arrivals for the agent, probe times for the floor. */
+async function stepStarts(env: BenchEnv, worker: BenchWorker, sessions: readonly string[]): Promise<number[][]> {
+  if (worker.kind === 'floor') {
+    const probes = await worker.probes();
+    return sessions.map((id) => probes[id] ?? []);
+  }
+  const byModel = new Map<string, number[]>();
+  for (const request of env.llm.requests()) {
+    const times = byModel.get(request.model) ?? [];
+    times.push(request.at);
+    byModel.set(request.model, times);
+  }
+  return sessions.map((model) => byModel.get(model) ?? []);
+}
+
+/**
+ * Benchmark 2: raises concurrency until steps/s stops rising, for both workflows, level
+ * by level in turn (floor, then agent, at each concurrency) so that a noisy stretch on
+ * a shared machine hits both alike. For each, a level that does not beat its best by 5 %
+ * is a miss, and two misses in a row end its search: one miss alone can be noise.
+ */
+export async function measureSaturation(
+  env: BenchEnv,
+  workers: { agent: BenchWorker; floor: BenchWorker },
+  concurrencies: readonly number[],
+  settings: LoadSettings,
+): Promise<{ agent: SaturationResult; floor: SaturationResult }> {
+  const searches = (['floor', 'agent'] as const).map((kind) => ({ kind, worker: workers[kind], levels: [] as LevelResult[], peak: undefined as LevelResult | undefined, misses: 0 }));
+  for (const concurrency of concurrencies) {
+    const rising = searches.filter((s) => s.misses < 2);
+    if (rising.length === 0) break;
+    for (const search of rising) {
+      const level = await runLevel(env, search.worker, concurrency, settings);
+      search.levels.push(level);
+      if (!search.peak || level.stepsPerSec > search.peak.stepsPerSec * RISE) {
+        search.peak = level;
+        search.misses = 0;
+      } else {
+        if (level.stepsPerSec > search.peak.stepsPerSec) search.peak = level;
+        search.misses++;
+      }
+    }
+  }
+  const result = (kind: 'agent' | 'floor'): SaturationResult => {
+    const search = searches.find((s) => s.kind === kind);
+    if (!search?.peak) throw new Error('bench: no concurrency level to measure');
+    return { workflow: kind, levels: search.levels, peak: search.peak };
+  };
+  return { agent: result('agent'), floor: result('floor') };
+}
