@@ -12,6 +12,10 @@ export interface MemoryResult {
   baselineRssMb: number;
   /** (RSS with the sessions started and idle − RSS before), after garbage collection, per session. */
   rssPerSessionKb: number;
+  /**
+   * The main thread's V8 heap only: workflows run in a worker thread with a heap of its
+   * own, which RSS includes and this does not. Near zero, and noisy around it.
+   */
   heapPerSessionKb: number;
   /**
    * The same after each session has run a turn of `stepsPerSession` steps and gone idle

@@ -69,8 +69,8 @@ export function formatReport(r: BenchResult): string {
       ` median ${r.replay.medianMs} ms, max ${r.replay.maxMs} ms${r.replay.succeeded ? '' : ` — FAILED: ${r.replay.error ?? ''}`}`,
     '',
     `5. Memory: ${r.memory.sessions} idle sessions, ${r.memory.cachedWorkflows} of them in the worker's cache at the end; worker baseline ${r.memory.baselineRssMb} MB RSS:`,
-    `   started and idle: ${r.memory.rssPerSessionKb} KB RSS, ${r.memory.heapPerSessionKb} KB heap per session;` +
-      ` idle again after a ${r.memory.stepsPerSession}-step turn: ${r.memory.afterTurnRssPerSessionKb} KB RSS, ${r.memory.afterTurnHeapPerSessionKb} KB heap per session`,
+    `   started and idle: ${r.memory.rssPerSessionKb} KB RSS, ${r.memory.heapPerSessionKb} KB main-thread heap per session;` +
+      ` idle again after a ${r.memory.stepsPerSession}-step turn: ${r.memory.afterTurnRssPerSessionKb} KB RSS, ${r.memory.afterTurnHeapPerSessionKb} KB main-thread heap per session`,
   );
   if (r.workerOptions) {
     out.push(
@@ -80,6 +80,7 @@ export function formatReport(r: BenchResult): string {
         ['option', 'value', 'server', 'step p50 ms', 'step p95 ms', 'sessions at once', 'steps/s', 'load p95 ms', 'worker CPU %', 'worker RSS MB'],
         r.workerOptions.map((w) => [w.option, w.value, Object.keys(w.serverConfig).length === 0 ? 'as above' : 'own', w.stepP50Ms, w.stepP95Ms, w.concurrency, w.stepsPerSec, w.loadP95StepMs, w.workerCpuPct, w.workerRssMb]),
       ),
+      ...r.workerOptions.filter((w) => w.error).map((w) => `   ${w.option} = ${w.value}: FAILED: ${w.error}`),
     );
   }
   out.push('', 'Targets (issue 7):', table(['target', 'value', 'wanted', 'met'], r.targets.map((x) => [x.name, x.value, x.target, x.met ? 'yes' : 'NO'])));

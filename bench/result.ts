@@ -125,6 +125,7 @@ export const BenchResultSchema = z.strictObject({
         loadP95StepMs: ms,
         workerCpuPct: z.number(),
         workerRssMb: z.number(),
+        error: z.string().optional(),
       }),
     )
     .optional(),

@@ -68,16 +68,19 @@ export async function endSession(handle: SessionHandle): Promise<void> {
   await handle.executeUpdate(endUpdate);
 }
 
-/** A whole session: one turn, then `end`, as the throughput benchmark runs them. */
-export async function runWholeSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number): Promise<string> {
-  const { handle, model } = await runSessionTurn(client, llm, taskQueue, steps, 'load');
-  await endSession(handle);
-  return model;
+/** A whole session: one turn, then `end`, as the throughput benchmark runs them. `onStart` learns its workflow id first. */
+export async function runWholeSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, onStart: (workflowId: string) => void = () => {}): Promise<string> {
+  const session = await startSession(client, llm, taskQueue, steps, 'load');
+  onStart(session.handle.workflowId);
+  await sendTurn(session);
+  await endSession(session.handle);
+  return session.model;
 }
 
 /** One run of the floor workflow; its step start times are the worker's probes for the returned id. */
-export async function runFloor(client: Client, taskQueue: string, steps: number): Promise<{ workflowId: string; turnMs: number }> {
+export async function runFloor(client: Client, taskQueue: string, steps: number, onStart: (workflowId: string) => void = () => {}): Promise<{ workflowId: string; turnMs: number }> {
   const workflowId = `bench-floor-${randomUUID()}`;
+  onStart(workflowId);
   const started = performance.now();
   await client.workflow.execute('floorSession', { taskQueue, workflowId, args: [{ steps }] });
   return { workflowId, turnMs: performance.now() - started };

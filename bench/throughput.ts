@@ -42,6 +42,8 @@ export interface LoadSettings {
 const MAX_SESSIONS_PER_CLIENT = 10_000;
 /** After the window, sessions in flight get this long to finish. */
 const DRAIN_MS = 120_000;
+/** After a stall, its clients get this long to notice their terminated sessions. */
+const STOP_CLIENTS_MS = 30_000;
 /** A level must beat the best so far by this much to count as "still rising". */
 const RISE = 1.05;
 
@@ -58,10 +60,13 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
   const windowStart = Date.now() + settings.warmupMs;
   const windowEnd = windowStart + settings.windowMs;
   const sessions: string[] = [];
+  const started: string[] = [];
+  let stopped = false;
+  const onStart = (workflowId: string) => started.push(workflowId);
   const client = async () => {
-    for (let i = 0; i < MAX_SESSIONS_PER_CLIENT && Date.now() < windowEnd; i++) {
-      if (worker.kind === 'agent') sessions.push(await runWholeSession(env.client, env.llm, worker.taskQueue, settings.stepsPerSession));
-      else sessions.push((await runFloor(env.client, worker.taskQueue, settings.stepsPerSession)).workflowId);
+    for (let i = 0; i < MAX_SESSIONS_PER_CLIENT && !stopped && Date.now() < windowEnd; i++) {
+      if (worker.kind === 'agent') sessions.push(await runWholeSession(env.client, env.llm, worker.taskQueue, settings.stepsPerSession, onStart));
+      else sessions.push((await runFloor(env.client, worker.taskQueue, settings.stepsPerSession, onStart)).workflowId);
     }
   };
   const sample = async () => ({ at: performance.now(), worker: await worker.stats(), bench: process.cpuUsage(), server: await processCpuMs(env.server.pid) });
@@ -71,11 +76,20 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
     await sleep(Math.max(0, windowEnd - Date.now()));
     return { first, last: await sample() };
   };
+  const clients = Array.from({ length: concurrency }, client);
   const [{ first, last }] = await within(
-    Promise.all([measure(), ...Array.from({ length: concurrency }, client)]),
+    Promise.all([measure(), ...clients]),
     settings.warmupMs + settings.windowMs + DRAIN_MS,
     `the ${worker.kind} load at concurrency ${concurrency}`,
-  );
+  ).catch(async (error: unknown) => {
+    // A stalled level must not leave clients calling into a connection that is about to
+    // close: stop them, terminate what they started (which fails their pending calls),
+    // and wait for them before reporting the stall.
+    stopped = true;
+    await Promise.allSettled(started.map((id) => env.client.workflow.getHandle(id).terminate('benchmark level stalled')));
+    await within(Promise.allSettled(clients), STOP_CLIENTS_MS, 'stopping the clients of a stalled level').catch(() => undefined);
+    throw error;
+  });
 
   const starts = await stepStarts(env, worker, sessions);
   let inWindow = 0;

@@ -1,9 +1,13 @@
 import type { BenchEnv } from './bench-env';
+import { within } from './deadline';
 import { llmStepStarts } from './scripted-turn';
 import { intervals, summarizeRuns } from './stats';
 import { endSession, runSessionTurn } from './temporal-runs';
 import { runLevel } from './throughput';
 import type { WorkerTuning } from './worker-protocol';
+
+/** One turn of the latency part; a healthy one takes a few seconds. */
+const TURN_TIMEOUT_MS = 60_000;
 
 export interface SweepCase {
   /** The option varied, e.g. `maxCachedWorkflows`; `defaults` for the baseline. */
@@ -32,6 +36,8 @@ export interface SweepRow extends SweepCase {
   loadP95StepMs: number;
   workerCpuPct: number;
   workerRssMb: number;
+  /** Why the case has no numbers: a setting can stall the worker outright. */
+  error?: string;
 }
 
 export interface SweepSettings {
@@ -82,33 +88,46 @@ export function serverSweepCases(): ServerSweepCase[] {
   ];
 }
 
-/** Measures one case on a fresh worker process: step latency one session at a time, then throughput under load. */
+/**
+ * Measures one case on a fresh worker process: step latency one session at a time, then
+ * throughput under load. A case that fails or stalls is recorded with its error rather
+ * than ending the run: that a setting stalls the worker is itself the finding.
+ */
 export async function measureCase(env: BenchEnv, sweepCase: SweepCase, settings: SweepSettings, serverConfig: Record<string, unknown> = {}): Promise<SweepRow> {
   const worker = await env.startWorker('agent', sweepCase.tuning);
+  const row: SweepRow = {
+    ...sweepCase,
+    serverConfig,
+    stepP50Ms: Number.NaN,
+    stepP95Ms: Number.NaN,
+    concurrency: settings.concurrency,
+    stepsPerSec: 0,
+    loadP95StepMs: Number.NaN,
+    workerCpuPct: 0,
+    workerRssMb: 0,
+  };
   try {
     const runs: number[][] = [];
     for (let run = 0; run <= settings.runs; run++) {
-      const turn = await runSessionTurn(env.client, env.llm, worker.taskQueue, settings.steps, 'sweep');
+      const turn = await within(runSessionTurn(env.client, env.llm, worker.taskQueue, settings.steps, 'sweep'), TURN_TIMEOUT_MS, 'a sweep turn');
       await endSession(turn.handle);
       if (run > 0) runs.push(intervals(llmStepStarts(env.llm, turn.model))); // run 0 warms up
     }
     const latency = summarizeRuns(runs);
+    Object.assign(row, { stepP50Ms: latency.p50, stepP95Ms: latency.p95 });
     const load = await runLevel(env, worker, settings.concurrency, {
       stepsPerSession: settings.stepsPerSession,
       warmupMs: 1_000,
       windowMs: settings.windowMs,
     });
-    return {
-      ...sweepCase,
-      serverConfig,
-      stepP50Ms: latency.p50,
-      stepP95Ms: latency.p95,
-      concurrency: settings.concurrency,
+    return Object.assign(row, {
       stepsPerSec: load.stepsPerSec,
       loadP95StepMs: load.p95StepMs,
       workerCpuPct: load.workerCpuPct,
       workerRssMb: load.workerRssMb,
-    };
+    });
+  } catch (error) {
+    return { ...row, error: error instanceof Error ? error.message : String(error) };
   } finally {
     await worker.stop();
   }
