@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     const memory = await measureIdleMemory(env, scale.memory);
 
     let workerOptions: SweepRow[] | undefined;
-    if (scale.sweep) {
+    if (scale.sweep && args.sweep) {
       const settings = { ...scale.sweep, concurrency: saturation.agent.peak.concurrency, stepsPerSession: scale.throughput.stepsPerSession };
       workerOptions = [];
       for (const sweepCase of sweepCases(settings.concurrency)) {

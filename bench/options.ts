@@ -42,6 +42,8 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
 
 export const BenchArgsSchema = z.strictObject({
   quick: z.boolean(),
+  /** `--no-sweep`: skip the worker-option sweep, the longest part, e.g. to check a change's effect on the rest. */
+  sweep: z.boolean(),
   /** Where to write the JSON instead of bench/results/bench-<scale>-<date>.json. */
   out: z.string().min(1).optional(),
   /**
@@ -52,15 +54,16 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --out FILE, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --out FILE, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--out FILE`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--no-sweep`, `--out FILE`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
-  const raw: Record<string, unknown> = { quick: false, serverConfig };
+  const raw: Record<string, unknown> = { quick: false, sweep: true, serverConfig };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') raw.quick = true;
+    else if (arg === '--no-sweep') raw.sweep = false;
     else if (arg === '--out') raw.out = argv[++i];
     else if (arg?.startsWith('--out=')) raw.out = arg.slice('--out='.length);
     else if (arg === '--server-config') {

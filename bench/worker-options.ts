@@ -75,16 +75,15 @@ export function sweepCases(concurrency: number): SweepCase[] {
 }
 
 /**
- * Server settings that change a step's latency: eager activity execution off (the
- * project turns it on), and the history service's transfer-queue poll rate. The dev
- * server loads new transfer tasks (a workflow task after an activity completes, a
- * non-eager activity) at most `history.transferProcessorMaxPollRPS` times a second
- * (default 20): a task written just after a load waits for the next one, up to 50 ms.
+ * Server settings that change a step's latency, each against the project's choice
+ * (DEFAULT_DYNAMIC_CONFIG): eager activity execution off, and the history service's
+ * transfer-queue poll rate at its default of 20 loads a second, under which a task
+ * written just after a load waits for the next one, up to 50 ms.
  */
 export function serverSweepCases(): ServerSweepCase[] {
   return [
     { option: 'system.enableActivityEagerExecution', value: 'false (server)', eager: false, dynamicConfig: {} },
-    { option: 'history.transferProcessorMaxPollRPS', value: '1000 (server; default 20)', eager: true, dynamicConfig: { 'history.transferProcessorMaxPollRPS': 1000 } },
+    { option: 'history.transferProcessorMaxPollRPS', value: '20 (server default)', eager: true, dynamicConfig: { 'history.transferProcessorMaxPollRPS': 20 } },
   ];
 }
 

@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
+import { SessionLogCache } from '../activities/llm/session-log-cache';
 import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
 import { createAgentWorker, WORKFLOWS_PATH } from '../worker/create-worker';
 import type { ToolActivities } from '../workflows/tools/tool-outcome';
@@ -21,6 +22,8 @@ export interface LocalAgent {
   llm: ScriptedLlm;
   taskQueue: string;
   env: WorkerEnv;
+  /** The running worker's copy of its sessions' logs; a restarted worker starts with an empty one, as a new process would. */
+  readonly logCache: SessionLogCache;
   /** Starts the worker again (after `stopWorker`), e.g. to show a session surviving a restart. */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -66,11 +69,14 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
   const dispatcher = new Agent();
 
   let running: { worker: Worker; done: Promise<void> } | undefined;
+  let logCache = new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
   const startWorker = async () => {
+    logCache = new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
     const worker = await createAgentWorker({
       connection,
       env,
       dispatcher,
+      logCache,
       workflowBundle: await workflowBundle(),
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
       ...(options.runTool ? { activityOverrides: { runTool: options.runTool } } : {}),
@@ -89,6 +95,9 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
     llm,
     taskQueue,
     env,
+    get logCache() {
+      return logCache;
+    },
     startWorker,
     stopWorker,
     async close() {

@@ -63,12 +63,18 @@ export interface DevServer {
 }
 
 /**
- * Server-side switches the dev server does not turn on by itself. Eager activity
- * execution lets a worker that completes a workflow task start the activity it just
- * scheduled without another round trip through matching: one LLM step starts sooner.
+ * Server-side switches the dev server does not turn on by itself, both measured by
+ * `npm run bench` (README, "Performance"):
+ * - eager activity execution lets a worker that completes a workflow task start the
+ *   activity it just scheduled without another round trip through matching;
+ * - the history service loads new transfer tasks (the workflow task that follows an
+ *   activity's completion) at most `transferProcessorMaxPollRPS` times a second, 20 by
+ *   default: each of a step's two workflow tasks then waits for the next load, and a
+ *   step takes 100 ms instead of 50. Raising the cap costs nothing when idle.
  */
 export const DEFAULT_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'system.enableActivityEagerExecution': true,
+  'history.transferProcessorMaxPollRPS': 1000,
 };
 
 /** The CLI spells search attribute types in PascalCase. */

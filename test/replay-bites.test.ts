@@ -75,9 +75,9 @@ const UPSERT_AFTER_SCHEDULING: Edit[] = [
   },
   {
     file: 'session.ts',
-    find: `[{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, retryPolicy: livePolicy() }],
+    find: `[{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
       ),`,
-    replace: `[{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, retryPolicy: livePolicy() }],
+    replace: `[{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
       );
       publishStatus();
       return scheduled;

@@ -39,6 +39,12 @@ export const WorkerEnvSchema = z.object({
         .filter(Boolean),
     ),
   AGENT_HTTP_MAX_RESPONSE_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  /**
+   * The worker's copy of its sessions' logs, which spares the LLM activity a Query per
+   * step (activities/llm/session-log-cache.ts). Beyond it, the least recently used
+   * sessions are read by Query again. 0 turns the copy off.
+   */
+  AGENT_LOG_CACHE_MB: z.coerce.number().nonnegative().default(256),
 });
 export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
 import { createActivities, type AgentActivities } from '../activities';
+import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -22,10 +23,13 @@ export interface AgentWorkerOptions {
    * are plain JSON. With a prebuilt `workflowBundle`, bundle it with the same `failureConverterPath`.
    */
   dataConverter?: WorkerOptions['dataConverter'];
+  /** The worker's copy of its sessions' logs; by default one of `AGENT_LOG_CACHE_MB`. Given by tests that read its stats. */
+  logCache?: SessionLogCache;
 }
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { env } = options;
+  const logCache = options.logCache ?? new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
   const activities = createActivities({
     dispatcher: options.dispatcher,
     llm: {
@@ -35,6 +39,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
         google: { baseUrl: env.GEMINI_BASE_URL, apiKey: env.GEMINI_API_KEY },
       },
       streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
+      logCache,
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
     },
     tools: {
@@ -49,6 +54,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     taskQueue: env.AGENT_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: { ...activities, ...options.activityOverrides },
+    sinks: sessionLogSinks(logCache),
     // Cancellation reaches an activity only in a heartbeat's response, and the SDK would
     // otherwise hold heartbeats back for up to 80 % of the heartbeat timeout (30 s without
     // one): a cancelled turn would keep streaming, or keep a tool running, that long.

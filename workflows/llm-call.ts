@@ -10,7 +10,8 @@ import type { SessionRetryPolicy } from './retry-policy';
  * write the whole conversation into history at every step, so history would grow with the
  * square of the step count and a long session would hit Temporal's history limit.
  * The log is append-only, so `uptoSeq` pins exactly the conversation this call was
- * scheduled with, on every attempt and every replay.
+ * scheduled with, on every attempt and every replay, and `logDigest` proves that the copy
+ * the activity read (from its worker's cache, see log-sink.ts, or by Query) is that one.
  */
 export interface LlmCallInput {
   sessionId: string;
@@ -20,6 +21,11 @@ export interface LlmCallInput {
   model: string;
   /** The conversation is the log's events with `seq < uptoSeq`. */
   uptoSeq: number;
+  /**
+   * The digest of those events (log-digest.ts). Absent only in calls scheduled by a
+   * worker that predates digests: those read the log by Query, unchecked.
+   */
+  logDigest?: string;
   /** The policy when the call was scheduled; the activity prefers the session's live one (see `retryPolicyQuery`). */
   retryPolicy: SessionRetryPolicy;
 }
@@ -32,7 +38,9 @@ export interface LlmActivities {
  * What an LLM call needs besides the conversation: the system prompt, the tools and the
  * token cap. The conversation itself the activity derives from the log, read in pages.
  */
-export const llmSettingsQuery = defineQuery<Omit<LlmRequest, 'model' | 'messages'>>('llmSettings');
+export type LlmSettings = Omit<LlmRequest, 'model' | 'messages'>;
+
+export const llmSettingsQuery = defineQuery<LlmSettings>('llmSettings');
 
 /**
  * The session's retry policy right now. The activity asks at each failure, so switching

@@ -27,13 +27,17 @@ export function logPage(events: readonly SessionEvent[], fromSeq: number, maxByt
   return page;
 }
 
-/** Reads pages until `uptoSeq` (exclusive) or the end of the log. */
-export async function readLogPages(fetchPage: (fromSeq: number) => Promise<SessionEvent[]>, uptoSeq = Number.POSITIVE_INFINITY): Promise<SessionEvent[]> {
+/** Reads pages from `fromSeq` until `uptoSeq` (exclusive) or the end of the log. */
+export async function readLogPages(
+  fetchPage: (fromSeq: number) => Promise<SessionEvent[]>,
+  uptoSeq = Number.POSITIVE_INFINITY,
+  fromSeq = 0,
+): Promise<SessionEvent[]> {
   const events: SessionEvent[] = [];
-  while (events.length < uptoSeq) {
-    const page = await fetchPage(events.length);
+  while (fromSeq + events.length < uptoSeq) {
+    const page = await fetchPage(fromSeq + events.length);
     if (page.length === 0) break;
     events.push(...page);
   }
-  return events.slice(0, uptoSeq);
+  return events.slice(0, Math.max(0, uptoSeq - fromSeq));
 }

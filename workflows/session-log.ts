@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { digestOf, extendLogDigest } from './log-digest';
 import { AssistantMessageSchema, ToolResultCodeSchema } from './messages';
 
 /**
@@ -61,14 +62,17 @@ export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq' | 'at'>;
 /** An append-only log. The workflow holds one; fork and repair build new ones from old events. */
 export class SessionLog {
   readonly #events: SessionEvent[];
+  #digest: string;
 
   constructor(events: readonly SessionEvent[] = []) {
     this.#events = events.map((e, seq) => ({ ...e, seq }));
+    this.#digest = digestOf(this.#events);
   }
 
   append(event: NewSessionEvent, now: number): SessionEvent {
     const full = { ...event, seq: this.#events.length, at: now } as SessionEvent;
     this.#events.push(full);
+    this.#digest = extendLogDigest(this.#digest, full);
     return full;
   }
 
@@ -78,5 +82,10 @@ export class SessionLog {
 
   get length(): number {
     return this.#events.length;
+  }
+
+  /** The digest of every event so far (log-digest.ts). */
+  get digest(): string {
+    return this.#digest;
   }
 }

@@ -32,7 +32,8 @@ import {
   type TurnOutcome,
 } from './api';
 import { usageOf } from './conversation';
-import { llmSettingsQuery, retryPolicyQuery, type LlmActivities } from './llm-call';
+import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmSettings } from './llm-call';
+import { logMirror } from './log-sink';
 import { jsonBytes, logPage, LOG_PAGE_BYTES } from './log-pages';
 import type { ToolCall } from './messages';
 import { DEFAULT_RETRY_POLICY, temporalRetryPolicyFor, type SessionRetryPolicy } from './retry-policy';
@@ -73,7 +74,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const log = new SessionLog(config.continued?.events ?? config.fork?.events ?? []);
   repairOpenTail(log, Date.now());
   const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
-  const specs = toolSpecs(enabledTools);
+  const settings: LlmSettings = {
+    ...(config.system === undefined ? {} : { system: config.system }),
+    tools: toolSpecs(enabledTools),
+    maxTokens: config.maxTokens,
+  };
+  // A copy: sink calls leave the workflow when its activation ends, and the log may have
+  // grown by then.
+  logMirror.opened(settings, [...log.events]);
 
   let retryPolicy: SessionRetryPolicy | 'default' = config.continued?.retryPolicy ?? (config.retryPolicy === undefined ? 'default' : config.retryPolicy);
   const livePolicy = (): SessionRetryPolicy => (retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : retryPolicy);
@@ -173,11 +181,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     runs: config.continued?.runs ?? 1,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
   }));
-  setHandler(llmSettingsQuery, () => ({
-    ...(config.system === undefined ? {} : { system: config.system }),
-    tools: specs,
-    maxTokens: config.maxTokens,
-  }));
+  setHandler(llmSettingsQuery, () => settings);
   setHandler(retryPolicyQuery, livePolicy);
 
   const runtime: TurnRuntime = {
@@ -190,7 +194,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         state.step = event.step;
         publishStatus();
       }
-      return log.append(event, Date.now());
+      const appended = log.append(event, Date.now());
+      logMirror.appended(appended);
+      return appended;
     },
     setPhase: (phase, step) => {
       state.phase = phase;
@@ -199,7 +205,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     callLlm: (turn, step) =>
       llm.callLlm.executeWithOptions(
         { summary: `step ${step} · llm ${config.model}`, retry: temporalRetryPolicyFor(livePolicy()) },
-        [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, retryPolicy: livePolicy() }],
+        [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
       ),
     prepare: (call): ScheduledCall => {
       const prepared = prepareToolCall(call, enabledTools);
@@ -255,6 +261,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1 },
         };
         assertCarriable(next);
+        logMirror.closed();
         await continueAsNew<typeof agentSession>(next);
       }
     }
@@ -278,6 +285,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   endRequested = true;
   publishStatus();
   await condition(allHandlersFinished);
+  logMirror.closed();
   return { turns: turnsRun, stepsTaken, endedBy, usage: usageOf(log.events) };
 }
 

@@ -1,10 +1,9 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
-import type { LlmFailureDetails } from '../../workflows/errors';
+import { WORKFLOW_ERROR_TYPES, type LlmFailureDetails } from '../../workflows/errors';
 import { logQuery } from '../../workflows/api';
 import { conversationOf } from '../../workflows/conversation';
 import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../workflows/llm-call';
-import { readLogPages } from '../../workflows/log-pages';
 import type { AssistantMessage } from '../../workflows/messages';
 import { parseModelRef, type ProviderId } from '../../workflows/model-ref';
 import type { SessionRetryPolicy } from '../../workflows/retry-policy';
@@ -12,6 +11,7 @@ import { isAbortError } from './abort-error';
 import { decideRetry } from './backoff';
 import { LlmError } from './llm-error';
 import { PROVIDER_STREAMS } from './providers';
+import type { SessionLogCache } from './session-log-cache';
 
 export interface ProviderEndpoint {
   baseUrl: string;
@@ -25,11 +25,14 @@ export interface LlmActivityDeps {
   /** A response body silent for this long is a dead socket. Pings are bytes, so they keep it alive. */
   streamIdleTimeoutMs: number;
   /**
-   * How often the activity heartbeats while the provider is silent, so a cancellation
-   * (delivered only in a heartbeat's response) reaches a stalled stream promptly.
+   * How often the activity heartbeats, streaming or silent, so a cancellation (delivered
+   * only in a heartbeat's response) reaches a stalled stream promptly, and `watch` sees
+   * the stream's progress.
    */
   heartbeatIntervalMs?: number;
   random?: () => number;
+  /** The worker's copy of its sessions' logs; what it cannot answer is read by Query. */
+  logCache: SessionLogCache;
 }
 
 /** The newest text kept in heartbeat details for `watch`: enough to follow, bounded in size. */
@@ -51,14 +54,19 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const endpoint = deps.providers[provider];
       const beat: LlmHeartbeat = { ...priorBookkeeping(ctx), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
       const heartbeat = () => ctx.heartbeat(beat);
-      heartbeat();
+      // Only on a timer, not at the start or on each chunk: the first heartbeat would go to
+      // the server at once, a write per LLM call that a call shorter than the interval does
+      // not need. Progress for `watch` rides on the next tick.
       const ticker = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 2_000);
       try {
-        const handle = ctx.client.workflow.getHandle(input.sessionId);
-        const [settings, events] = await Promise.all([
-          handle.query(llmSettingsQuery),
-          readLogPages((fromSeq) => handle.query(logQuery, { fromSeq }), input.uptoSeq),
-        ]);
+        const run = ctx.info.workflowExecution;
+        // A standalone activity execution has no session to read the conversation from.
+        if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
+        const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
+        const { settings, events } = await deps.logCache.read(run, input.uptoSeq, input.logDigest, {
+          settings: () => session.query(llmSettingsQuery),
+          page: (fromSeq) => session.query(logQuery, { fromSeq }),
+        });
         return await PROVIDER_STREAMS[provider]({ ...settings, messages: conversationOf(events), model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
@@ -70,7 +78,6 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             beat.toolCalls = p.toolCalls;
             beat.textChars = p.text.length;
             beat.textTail = p.text.slice(-TEXT_TAIL_CHARS);
-            heartbeat();
           },
         });
       } catch (error) {

@@ -1,0 +1,197 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { InjectedSinks } from '@temporalio/worker';
+import { LOG_MISMATCH } from '../../workflows/errors';
+import type { LlmSettings } from '../../workflows/llm-call';
+import { EMPTY_LOG_DIGEST, extendLogDigest } from '../../workflows/log-digest';
+import { readLogPages } from '../../workflows/log-pages';
+import type { SessionLogSinks } from '../../workflows/log-sink';
+import type { SessionEvent } from '../../workflows/session-log';
+
+export interface RunRef {
+  workflowId: string;
+  runId: string;
+}
+
+/** Where the log is read when the cache cannot answer: the session itself, by Query. */
+export interface LogSource {
+  settings(): Promise<LlmSettings>;
+  page(fromSeq: number): Promise<SessionEvent[]>;
+}
+
+export interface Conversation {
+  settings: LlmSettings;
+  events: SessionEvent[];
+}
+
+/** How reads were answered, for tests and the benchmark. */
+export interface LogCacheStats {
+  /** From memory, no Query. */
+  hits: number;
+  /** The cache held a prefix; only the events after it were queried. */
+  extended: number;
+  /** Read whole by Query. */
+  fetched: number;
+  runs: number;
+  bytes: number;
+}
+
+interface Entry {
+  settings?: LlmSettings;
+  events: SessionEvent[];
+  /** `digests[n]` is the digest of the first `n` events. */
+  digests: string[];
+  /** JSON characters held, which is what the size bound counts. */
+  bytes: number;
+}
+
+/**
+ * The worker's copy of its sessions' logs, one per workflow run, fed by the workflow's
+ * sink (workflows/log-sink.ts) and read by the LLM activity. Every read is checked against
+ * the digest the call was scheduled with; what the copy lacks, or gets wrong, is read from
+ * the session by Query and kept for the next call. So it is never a source of truth, only
+ * the reason a step normally costs no Query: the LLM activity usually runs on the worker
+ * whose workflow task scheduled it (eager dispatch makes that certain on a single worker).
+ *
+ * Bounded by `maxBytes`, least recently used run first.
+ */
+export class SessionLogCache {
+  readonly #entries = new Map<string, Entry>();
+  #bytes = 0;
+  readonly #counts = { hits: 0, extended: 0, fetched: 0 };
+
+  constructor(readonly maxBytes: number) {}
+
+  open(run: RunRef, settings: LlmSettings, events: readonly SessionEvent[]): void {
+    const digests = [EMPTY_LOG_DIGEST];
+    let bytes = 0;
+    for (const event of events) {
+      bytes += this.#extend(digests, event);
+    }
+    this.#store(keyOf(run), { settings, events: [...events], digests, bytes });
+  }
+
+  append(run: RunRef, event: SessionEvent): void {
+    const key = keyOf(run);
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    // A gap (events appended while this worker did not hold the run) makes the copy useless.
+    if (event.seq !== entry.events.length) {
+      this.#drop(key);
+      return;
+    }
+    entry.events.push(event);
+    const bytes = this.#extend(entry.digests, event);
+    entry.bytes += bytes;
+    this.#bytes += bytes;
+    this.#evict();
+  }
+
+  close(run: RunRef): void {
+    this.#drop(keyOf(run));
+  }
+
+  /**
+   * The settings and the first `uptoSeq` events of the run's log, proven by `digest`.
+   * Without a digest (a call scheduled before digests existed) they come from the
+   * session, unchecked, and are not kept.
+   */
+  async read(run: RunRef, uptoSeq: number, digest: string | undefined, source: LogSource): Promise<Conversation> {
+    if (digest === undefined) {
+      const [settings, events] = await Promise.all([source.settings(), readLogPages((fromSeq) => source.page(fromSeq), uptoSeq)]);
+      this.#counts.fetched++;
+      return { settings, events };
+    }
+    const key = keyOf(run);
+    const held = this.#touch(key);
+    if (held?.settings && held.digests[uptoSeq] === digest) {
+      this.#counts.hits++;
+      return { settings: held.settings, events: held.events.slice(0, uptoSeq) };
+    }
+    const settings = held?.settings ? Promise.resolve(held.settings) : source.settings();
+    // A shorter copy may be a prefix of the wanted log; a longer one that missed has diverged.
+    const prefix = held && held.events.length < uptoSeq ? { events: held.events.slice(), digests: held.digests.slice(), bytes: held.bytes } : undefined;
+    let read = prefix && (await this.#readAfter(prefix, uptoSeq, source));
+    if (read?.digests[uptoSeq] === digest) this.#counts.extended++;
+    else {
+      read = await this.#readAfter({ events: [], digests: [EMPTY_LOG_DIGEST], bytes: 0 }, uptoSeq, source);
+      this.#counts.fetched++;
+    }
+    if (read.digests[uptoSeq] !== digest) {
+      throw ApplicationFailure.create({
+        type: LOG_MISMATCH,
+        message: `the session's log up to event ${uptoSeq} does not match the one this LLM call was scheduled with (digest ${digest}); the session's code no longer reproduces its history`,
+        nonRetryable: true,
+      });
+    }
+    const conversation = { settings: await settings, events: read.events };
+    // Sink calls may have extended the copy while this read waited; keep the longer one.
+    const now = this.#entries.get(key);
+    if (!(now?.settings && now.digests[uptoSeq] === digest)) {
+      this.#store(key, { ...read, settings: conversation.settings });
+    }
+    return conversation;
+  }
+
+  stats(): LogCacheStats {
+    return { ...this.#counts, runs: this.#entries.size, bytes: this.#bytes };
+  }
+
+  /** Extends `copy` (not held by the cache) with the events after it, up to `uptoSeq`. */
+  async #readAfter(copy: Omit<Entry, 'settings'>, uptoSeq: number, source: LogSource): Promise<Omit<Entry, 'settings'>> {
+    const more = await readLogPages((fromSeq) => source.page(fromSeq), uptoSeq, copy.events.length);
+    for (const event of more) {
+      copy.events.push(event);
+      copy.bytes += this.#extend(copy.digests, event);
+    }
+    return copy;
+  }
+
+  /** Pushes the digest after `event`; returns the event's size. */
+  #extend(digests: string[], event: SessionEvent): number {
+    digests.push(extendLogDigest(digests[digests.length - 1] as string, event));
+    return JSON.stringify(event).length;
+  }
+
+  #touch(key: string): Entry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  #store(key: string, entry: Entry): void {
+    this.#drop(key);
+    this.#entries.set(key, entry);
+    this.#bytes += entry.bytes;
+    this.#evict();
+  }
+
+  #drop(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+
+  #evict(): void {
+    for (const key of this.#entries.keys()) {
+      if (this.#bytes <= this.maxBytes) return;
+      this.#drop(key);
+    }
+  }
+}
+
+const keyOf = (run: RunRef) => `${run.workflowId}\u0000${run.runId}`;
+
+/** The worker's side of workflows/log-sink.ts. */
+export function sessionLogSinks(cache: SessionLogCache): InjectedSinks<SessionLogSinks> {
+  return {
+    sessionLog: {
+      opened: { fn: (info, settings, events) => cache.open(info, settings, events) },
+      appended: { fn: (info, event) => cache.append(info, event) },
+      closed: { fn: (info) => cache.close(info) },
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * The LLM activity reads the conversation from its worker's copy of the session log
+ * (fed by the workflow's sink) and falls back to Queries; either way the provider gets
+ * exactly the conversation the call was scheduled with.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionLogCache, type LogSource } from '../activities/llm/session-log-cache';
+import { endSession, sendAndWait, startSession } from '../client/sessions';
+import { LOG_MISMATCH } from '../workflows/errors';
+import type { LlmSettings } from '../workflows/llm-call';
+import { digestOf } from '../workflows/log-digest';
+import { SessionLog, type SessionEvent } from '../workflows/session-log';
+import { startHarness, type Harness } from './support/agent-harness';
+
+const SETTINGS: LlmSettings = { tools: [], maxTokens: 1024 };
+const RUN = { workflowId: 'session-1', runId: 'run-1' };
+
+function logOf(turns: number): SessionEvent[] {
+  const log = new SessionLog();
+  for (let turn = 1; turn <= turns; turn++) {
+    log.append({ type: 'turn/start', turn, text: `question ${turn}` }, 1_000 + turn);
+    log.append({ type: 'turn/end', turn, status: 'completed', reason: 'answered' }, 2_000 + turn);
+  }
+  return [...log.events];
+}
+
+/** The session's side, as the activity's Queries see it, counting what was asked. */
+function sessionSource(events: readonly SessionEvent[], pageSize = 3) {
+  const asked = { settings: 0, pages: [] as number[] };
+  const source: LogSource = {
+    settings: async () => {
+      asked.settings++;
+      return SETTINGS;
+    },
+    page: async (fromSeq) => {
+      asked.pages.push(fromSeq);
+      return events.slice(fromSeq, fromSeq + pageSize);
+    },
+  };
+  return { source, asked };
+}
+
+describe('the worker’s copy of a session log', () => {
+  const events = logOf(4);
+  const digest = digestOf(events);
+
+  it('answers from memory, without a Query, when its copy matches the digest the call was scheduled with', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 2));
+    for (const event of events.slice(2)) cache.append(RUN, event);
+    const { source, asked } = sessionSource(events);
+
+    const read = await cache.read(RUN, 6, digestOf(events.slice(0, 6)), source);
+
+    expect(read.events).toEqual(events.slice(0, 6));
+    expect(read.settings).toEqual(SETTINGS);
+    expect(asked).toEqual({ settings: 0, pages: [] });
+    expect(cache.stats()).toMatchObject({ hits: 1, extended: 0, fetched: 0 });
+  });
+
+  it('queries only the events after a shorter copy, then keeps them for the next call', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 3));
+    const { source, asked } = sessionSource(events);
+
+    expect((await cache.read(RUN, 8, digest, source)).events).toEqual(events);
+    expect(asked).toEqual({ settings: 0, pages: [3, 6] });
+    await cache.read(RUN, 8, digest, source);
+    expect(asked.pages).toEqual([3, 6]);
+    expect(cache.stats()).toMatchObject({ hits: 1, extended: 1, fetched: 0 });
+  });
+
+  it('reads the whole log, settings included, when it holds nothing for the run', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    const { source, asked } = sessionSource(events);
+
+    expect(await cache.read(RUN, 8, digest, source)).toEqual({ settings: SETTINGS, events });
+    expect(asked).toEqual({ settings: 1, pages: [0, 3, 6] });
+  });
+
+  it('replaces a copy that diverged from the session (an event the history never recorded) with the session’s log', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    const diverged = events.slice(0, 3).map((e) => (e.seq === 1 && e.type === 'turn/end' ? { ...e, status: 'failed' as const } : e));
+    cache.open(RUN, SETTINGS, diverged);
+    const { source, asked } = sessionSource(events);
+
+    expect((await cache.read(RUN, 8, digest, source)).events).toEqual(events);
+    expect(asked.pages).toEqual([3, 6, 0, 3, 6]);
+    expect(cache.stats()).toMatchObject({ extended: 0, fetched: 1 });
+  });
+
+  it('fails non-retryably with log_mismatch when the session’s own log does not match the digest', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    const { source } = sessionSource(events.map((e) => (e.type === 'turn/start' && e.turn === 3 ? { ...e, text: 'another question' } : e)));
+
+    const failure = await cache.read(RUN, 8, digest, source).catch((e: unknown) => e);
+
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: LOG_MISMATCH, nonRetryable: true });
+  });
+
+  it('reads a call scheduled without a digest (by an older worker) from the session, and keeps nothing of it', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 2));
+    const { source, asked } = sessionSource(events);
+
+    expect(await cache.read(RUN, 5, undefined, source)).toEqual({ settings: SETTINGS, events: events.slice(0, 5) });
+    expect(asked).toEqual({ settings: 1, pages: [0, 3] });
+    expect(cache.stats()).toMatchObject({ fetched: 1, bytes: events.slice(0, 2).reduce((n, e) => n + JSON.stringify(e).length, 0) });
+  });
+
+  it('drops a copy that missed an event, and the run that closed', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 2));
+    cache.append(RUN, events[3] as SessionEvent);
+    expect(cache.stats().runs).toBe(0);
+
+    cache.open(RUN, SETTINGS, events);
+    cache.close(RUN);
+    expect(cache.stats()).toMatchObject({ runs: 0, bytes: 0 });
+  });
+
+  it('keeps within its size by dropping the least recently read run first', async () => {
+    const bytes = events.reduce((n, e) => n + JSON.stringify(e).length, 0);
+    const cache = new SessionLogCache(bytes * 2.5);
+    const run = (n: number) => ({ workflowId: `session-${n}`, runId: 'run' });
+    cache.open(run(1), SETTINGS, events);
+    cache.open(run(2), SETTINGS, events);
+    await cache.read(run(1), 8, digest, sessionSource(events).source);
+    cache.open(run(3), SETTINGS, events);
+
+    const { source, asked } = sessionSource(events);
+    await cache.read(run(1), 8, digest, source);
+    await cache.read(run(3), 8, digest, source);
+    expect(asked.pages).toEqual([]);
+    await cache.read(run(2), 8, digest, source);
+    expect(asked.pages).toEqual([0, 3, 6]);
+    expect(cache.stats().bytes).toBeLessThanOrEqual(bytes * 2.5);
+  });
+});
+
+describe('the LLM activity on a real worker', () => {
+  let h: Harness;
+  let uncached: Harness;
+  beforeAll(async () => {
+    [h, uncached] = await Promise.all([startHarness(), startHarness({ env: { AGENT_LOG_CACHE_MB: '0' } })]);
+  });
+  afterAll(async () => {
+    await Promise.all([h?.close(), uncached?.close()]);
+  });
+
+  /** Three tool steps, then an answer: four LLM calls, each with a longer conversation. */
+  async function threeToolSteps(agent: Harness, name: string) {
+    const model = `cache-${name}-${Date.now()}`;
+    const step = (n: number) => ({ kind: 'tool_calls' as const, calls: [{ id: `toolu_${n}`, name: 'calculator', input: { expression: `${n}*${n}` } }] });
+    agent.llm.script(model, step(1), step(2), step(3), { kind: 'text', text: 'done' });
+    const session = await startSession(agent.client, agent.env, { model: `anthropic:${model}`, idleTimeoutMs: 60_000 });
+    return { model, session };
+  }
+  const conversations = (agent: Harness, model: string) => agent.llm.requests({ model }).map((r) => (r.body as { messages: unknown[] }).messages);
+
+  it('sends every step’s conversation from the worker’s copy, without a Query, and the same conversations as when it reads them by Query', async () => {
+    const cached = await threeToolSteps(h, 'on');
+    const before = h.logCache.stats();
+    expect((await sendAndWait(cached.session, 'square 1, 2 and 3')).status).toBe('completed');
+    const after = h.logCache.stats();
+    expect(after.hits - before.hits).toBe(4);
+    expect(after.extended + after.fetched).toBe(before.extended + before.fetched);
+
+    const queried = await threeToolSteps(uncached, 'off');
+    expect((await sendAndWait(queried.session, 'square 1, 2 and 3')).status).toBe('completed');
+    expect(uncached.logCache.stats()).toMatchObject({ hits: 0, fetched: 4 });
+
+    const sent = conversations(h, cached.model);
+    expect(sent.map((m) => m.length)).toEqual([1, 3, 5, 7]);
+    expect(sent).toEqual(conversations(uncached, queried.model));
+    await Promise.all([endSession(cached.session), endSession(queried.session)]);
+  });
+
+  it('after a worker restart reads the log once by Query, then from the copy the workflow feeds again', async () => {
+    const { model, session } = await threeToolSteps(h, 'restart');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_9', name: 'calculator', input: { expression: '9' } }] }, { kind: 'text', text: 'again' });
+    expect((await sendAndWait(session, 'first')).status).toBe('completed');
+    await h.stopWorker();
+    await h.startWorker();
+
+    expect((await sendAndWait(session, 'second')).status).toBe('completed');
+    expect(h.logCache.stats()).toMatchObject({ fetched: 1, hits: 1 });
+    const sent = conversations(h, model);
+    expect(sent.map((m) => m.length)).toEqual([1, 3, 5, 7, 9, 11]);
+    await endSession(session);
+  });
+});

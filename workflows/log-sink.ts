@@ -1,0 +1,43 @@
+import { proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
+import type { LlmSettings } from './llm-call';
+import type { SessionEvent } from './session-log';
+
+/**
+ * The session's log, mirrored into its worker's memory so that the LLM activity, which
+ * usually runs on the same worker, reads the conversation there instead of querying the
+ * session at every step (a round trip through the server and a query task per step).
+ *
+ * Sink calls leave no trace in history and are delivered before the workflow task that
+ * made them completes, so before the activity it scheduled can start. The mirror is only
+ * a cache: the activity checks it against the digest it was scheduled with and falls back
+ * to a Query (activities/llm/session-log-cache.ts). So it is not fed while replaying: a
+ * replay worker has nothing to feed, and a cache that missed events heals on the next call.
+ */
+export interface SessionLogSinks extends Sinks {
+  sessionLog: {
+    /** A run starts: its settings and the events it starts with (carried, forked, repaired). */
+    opened(settings: LlmSettings, events: readonly SessionEvent[]): void;
+    appended(event: SessionEvent): void;
+    /** The run has ended or continued as new: nothing will read its copy again. */
+    closed(): void;
+  };
+}
+
+const { sessionLog } = proxySinks<SessionLogSinks>();
+
+/** The sink, silent during replay. */
+export const logMirror: SessionLogSinks['sessionLog'] = {
+  opened(settings, events) {
+    if (live()) sessionLog.opened(settings, events);
+  },
+  appended(event) {
+    if (live()) sessionLog.appended(event);
+  },
+  closed() {
+    if (live()) sessionLog.closed();
+  },
+};
+
+function live(): boolean {
+  return !workflowInfo().unsafe.isReplaying;
+}
