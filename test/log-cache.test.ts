@@ -3,11 +3,15 @@
  * (fed by the workflow's sink) and falls back to Queries; either way the provider gets
  * exactly the conversation the call was scheduled with.
  */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionLogCache, type LogSource } from '../activities/llm/session-log-cache';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
+import { sendUpdate } from '../workflows/api';
 import { LOG_MISMATCH } from '../workflows/errors';
+import type { agentSession } from '../workflows/session';
 import type { LlmSettings } from '../workflows/llm-call';
 import { digestOf } from '../workflows/log-digest';
 import { SessionLog, type SessionEvent } from '../workflows/session-log';
@@ -176,6 +180,25 @@ describe('the LLM activity on a real worker', () => {
     expect(sent.map((m) => m.length)).toEqual([1, 3, 5, 7]);
     expect(sent).toEqual(conversations(uncached, queried.model));
     await Promise.all([endSession(cached.session), endSession(queried.session)]);
+  });
+
+  it('keeps the copy of a session whose first message arrives in the same workflow task as its start', async () => {
+    const model = `cache-with-start-${Date.now()}`;
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_w', name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: '42' });
+    const start = new WithStartWorkflowOperation<typeof agentSession>('agentSession', {
+      workflowId: `session-${randomUUID()}`,
+      taskQueue: h.taskQueue,
+      args: [{ model: `anthropic:${model}`, idleTimeoutMs: 60_000 }],
+      workflowIdConflictPolicy: 'FAIL',
+    });
+    const before = h.logCache.stats();
+
+    const outcome = await h.client.workflow.executeUpdateWithStart(sendUpdate, { args: [{ text: 'six times seven' }], startWorkflowOperation: start });
+
+    expect(outcome.status).toBe('completed');
+    const after = h.logCache.stats();
+    expect({ hits: after.hits - before.hits, queried: after.extended + after.fetched - before.extended - before.fetched }).toEqual({ hits: 2, queried: 0 });
+    await endSession(await start.workflowHandle());
   });
 
   it('after a worker restart reads the log once by Query, then from the copy the workflow feeds again', async () => {
