@@ -52,7 +52,8 @@ describe('the worker’s copy of a session log', () => {
   it('answers from memory, without a Query, when its copy matches the digest the call was scheduled with', async () => {
     const cache = new SessionLogCache(1024 * 1024);
     cache.open(RUN, SETTINGS, events.slice(0, 2));
-    for (const event of events.slice(2)) cache.append(RUN, event);
+    cache.append(RUN, events.slice(2, 5));
+    cache.append(RUN, events.slice(5));
     const { source, asked } = sessionSource(events);
 
     const read = await cache.read(RUN, 6, digestOf(events.slice(0, 6)), source);
@@ -117,7 +118,7 @@ describe('the worker’s copy of a session log', () => {
   it('drops a copy that missed an event, and the run that closed', async () => {
     const cache = new SessionLogCache(1024 * 1024);
     cache.open(RUN, SETTINGS, events.slice(0, 2));
-    cache.append(RUN, events[3] as SessionEvent);
+    cache.append(RUN, events.slice(3, 4));
     expect(cache.stats().runs).toBe(0);
 
     cache.open(RUN, SETTINGS, events);

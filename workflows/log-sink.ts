@@ -17,7 +17,8 @@ export interface SessionLogSinks extends Sinks {
   sessionLog: {
     /** A run starts: its settings and the events it starts with (carried, forked, repaired). */
     opened(settings: LlmSettings, events: readonly SessionEvent[]): void;
-    appended(event: SessionEvent): void;
+    /** Events appended since the last call, in order. */
+    appended(events: readonly SessionEvent[]): void;
     /** The run has ended or continued as new: nothing will read its copy again. */
     closed(): void;
   };
@@ -30,8 +31,8 @@ export const logMirror: SessionLogSinks['sessionLog'] = {
   opened(settings, events) {
     if (live()) sessionLog.opened(settings, events);
   },
-  appended(event) {
-    if (live()) sessionLog.appended(event);
+  appended(events) {
+    if (live() && events.length > 0) sessionLog.appended(events);
   },
   closed() {
     if (live()) sessionLog.closed();

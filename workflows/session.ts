@@ -39,7 +39,7 @@ import type { ToolCall } from './messages';
 import { DEFAULT_RETRY_POLICY, temporalRetryPolicyFor, type SessionRetryPolicy } from './retry-policy';
 import type { ScheduledCall } from './scheduler';
 import { AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
-import { SessionLog, type NewSessionEvent } from './session-log';
+import { SessionLog, type NewSessionEvent, type SessionEvent } from './session-log';
 import { toolActivityOptions } from './tools/activity-options';
 import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
 import type { ToolActivities } from './tools/tool-outcome';
@@ -82,6 +82,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   // A copy: sink calls leave the workflow when its activation ends, and the log may have
   // grown by then.
   logMirror.opened(settings, [...log.events]);
+  // Mirrored in one sink call when an LLM call is scheduled, the only time the copy must be
+  // current, rather than one call (and one copy of workflowInfo) per event.
+  const unmirrored: SessionEvent[] = [];
 
   let retryPolicy: SessionRetryPolicy | 'default' = config.continued?.retryPolicy ?? (config.retryPolicy === undefined ? 'default' : config.retryPolicy);
   const livePolicy = (): SessionRetryPolicy => (retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : retryPolicy);
@@ -195,18 +198,20 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         publishStatus();
       }
       const appended = log.append(event, Date.now());
-      logMirror.appended(appended);
+      unmirrored.push(appended);
       return appended;
     },
     setPhase: (phase, step) => {
       state.phase = phase;
       state.step = step;
     },
-    callLlm: (turn, step) =>
-      llm.callLlm.executeWithOptions(
+    callLlm: (turn, step) => {
+      logMirror.appended(unmirrored.splice(0));
+      return llm.callLlm.executeWithOptions(
         { summary: `step ${step} · llm ${config.model}`, retry: temporalRetryPolicyFor(livePolicy()) },
         [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
-      ),
+      );
+    },
     prepare: (call): ScheduledCall => {
       const prepared = prepareToolCall(call, enabledTools);
       if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };

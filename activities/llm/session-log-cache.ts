@@ -36,7 +36,7 @@ export interface LogCacheStats {
 }
 
 interface Entry {
-  settings?: LlmSettings;
+  settings: LlmSettings;
   events: SessionEvent[];
   /** `digests[n]` is the digest of the first `n` events. */
   digests: string[];
@@ -70,19 +70,21 @@ export class SessionLogCache {
     this.#store(keyOf(run), { settings, events: [...events], digests, bytes });
   }
 
-  append(run: RunRef, event: SessionEvent): void {
+  append(run: RunRef, events: readonly SessionEvent[]): void {
     const key = keyOf(run);
     const entry = this.#entries.get(key);
     if (!entry) return;
-    // A gap (events appended while this worker did not hold the run) makes the copy useless.
-    if (event.seq !== entry.events.length) {
-      this.#drop(key);
-      return;
+    for (const event of events) {
+      // A gap (events appended while this worker did not hold the run) makes the copy useless.
+      if (event.seq !== entry.events.length) {
+        this.#drop(key);
+        return;
+      }
+      entry.events.push(event);
+      const bytes = this.#extend(entry.digests, event);
+      entry.bytes += bytes;
+      this.#bytes += bytes;
     }
-    entry.events.push(event);
-    const bytes = this.#extend(entry.digests, event);
-    entry.bytes += bytes;
-    this.#bytes += bytes;
     this.#evict();
   }
 
@@ -103,37 +105,38 @@ export class SessionLogCache {
     }
     const key = keyOf(run);
     const held = this.#touch(key);
-    if (held?.settings && held.digests[uptoSeq] === digest) {
+    if (held?.digests[uptoSeq] === digest) {
       this.#counts.hits++;
       return { settings: held.settings, events: held.events.slice(0, uptoSeq) };
     }
-    const settings = held?.settings ? Promise.resolve(held.settings) : source.settings();
-    // A shorter copy may be a prefix of the wanted log; a longer one that missed has diverged.
-    const prefix = held && held.events.length < uptoSeq ? { events: held.events.slice(), digests: held.digests.slice(), bytes: held.bytes } : undefined;
-    let read = prefix && (await this.#readAfter(prefix, uptoSeq, source));
-    if (read?.digests[uptoSeq] === digest) this.#counts.extended++;
-    else {
-      read = await this.#readAfter({ events: [], digests: [EMPTY_LOG_DIGEST], bytes: 0 }, uptoSeq, source);
-      this.#counts.fetched++;
-    }
-    if (read.digests[uptoSeq] !== digest) {
-      throw ApplicationFailure.create({
-        type: LOG_MISMATCH,
-        message: `the session's log up to event ${uptoSeq} does not match the one this LLM call was scheduled with (digest ${digest}); the session's code no longer reproduces its history`,
-        nonRetryable: true,
-      });
-    }
-    const conversation = { settings: await settings, events: read.events };
+    const [settings, read] = await Promise.all([held ? held.settings : source.settings(), this.#readProven(held, uptoSeq, digest, source)]);
     // Sink calls may have extended the copy while this read waited; keep the longer one.
-    const now = this.#entries.get(key);
-    if (!(now?.settings && now.digests[uptoSeq] === digest)) {
-      this.#store(key, { ...read, settings: conversation.settings });
-    }
-    return conversation;
+    if (this.#entries.get(key)?.digests[uptoSeq] !== digest) this.#store(key, { ...read, settings });
+    return { settings, events: read.events };
   }
 
   stats(): LogCacheStats {
     return { ...this.#counts, runs: this.#entries.size, bytes: this.#bytes };
+  }
+
+  /** The events up to `uptoSeq` from the session, after `held` when it is a prefix of them. */
+  async #readProven(held: Entry | undefined, uptoSeq: number, digest: string, source: LogSource): Promise<Omit<Entry, 'settings'>> {
+    // A shorter copy may be a prefix of the wanted log; a longer one that missed has diverged.
+    if (held && held.events.length < uptoSeq) {
+      const extended = await this.#readAfter({ events: held.events.slice(), digests: held.digests.slice(), bytes: held.bytes }, uptoSeq, source);
+      if (extended.digests[uptoSeq] === digest) {
+        this.#counts.extended++;
+        return extended;
+      }
+    }
+    const read = await this.#readAfter({ events: [], digests: [EMPTY_LOG_DIGEST], bytes: 0 }, uptoSeq, source);
+    this.#counts.fetched++;
+    if (read.digests[uptoSeq] === digest) return read;
+    throw ApplicationFailure.create({
+      type: LOG_MISMATCH,
+      message: `the session's log up to event ${uptoSeq} does not match the one this LLM call was scheduled with (digest ${digest}); the session's code no longer reproduces its history`,
+      nonRetryable: true,
+    });
   }
 
   /** Extends `copy` (not held by the cache) with the events after it, up to `uptoSeq`. */
@@ -190,7 +193,7 @@ export function sessionLogSinks(cache: SessionLogCache): InjectedSinks<SessionLo
   return {
     sessionLog: {
       opened: { fn: (info, settings, events) => cache.open(info, settings, events) },
-      appended: { fn: (info, event) => cache.append(info, event) },
+      appended: { fn: (info, events) => cache.append(info, events) },
       closed: { fn: (info) => cache.close(info) },
     },
   };
