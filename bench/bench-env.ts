@@ -38,6 +38,8 @@ export async function openBenchEnv(options: {
   eager: boolean;
   dynamicConfig?: Record<string, unknown>;
   server?: Pick<DevServerOptions, 'dbFile' | 'extraArgs'>;
+  /** Worker processes write V8 CPU profiles here (`--cpu-prof`). */
+  cpuProfDir?: string;
 }): Promise<BenchEnv> {
   await mkdir(RESULTS_DIR, { recursive: true });
   const port = await findFreePort();
@@ -75,6 +77,7 @@ export async function openBenchEnv(options: {
           tuning,
         },
         path.join(RESULTS_DIR, 'worker.log'),
+        options.cpuProfDir,
       );
       workers.add(worker);
       const stop = worker.stop.bind(worker);

@@ -52,7 +52,8 @@ async function main(): Promise<void> {
   const dispatcher = new Agent();
   let env: BenchEnv | undefined;
   try {
-    env = await openBenchEnv({ llm, bundles: bundling, eager: true, dynamicConfig: args.serverConfig });
+    const cpuProf = args.cpuProf === undefined ? {} : { cpuProfDir: path.resolve(args.cpuProf) };
+    env = await openBenchEnv({ llm, bundles: bundling, eager: true, dynamicConfig: args.serverConfig, ...cpuProf });
     const { bundles } = env;
     const [agent, floor] = await Promise.all([env.startWorker('agent'), env.startWorker('floor')]);
     const plain = { dispatcher, baseUrl: llm.url, runTool: createToolRunner({ dispatcher, workspaceDir: BENCH_WORKSPACE }) };
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
         await env.close();
         env = undefined;
         const dynamicConfig = { ...args.serverConfig, ...serverCase.dynamicConfig };
-        env = await openBenchEnv({ llm, bundles, eager: serverCase.eager, dynamicConfig });
+        env = await openBenchEnv({ llm, bundles, eager: serverCase.eager, dynamicConfig, ...cpuProf });
         progress(`server options: ${serverCase.option} = ${serverCase.value}`);
         const row = await measureCase(env, { option: serverCase.option, value: serverCase.value, tuning: {} }, settings, { ...dynamicConfig, 'system.enableActivityEagerExecution': serverCase.eager });
         workerOptions.push(row);

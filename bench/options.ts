@@ -44,6 +44,12 @@ export const BenchArgsSchema = z.strictObject({
   quick: z.boolean(),
   /** `--no-sweep`: skip the worker-option sweep, the longest part, e.g. to check a change's effect on the rest. */
   sweep: z.boolean(),
+  /**
+   * `--cpu-prof DIR`: every worker process writes V8 CPU profiles there (one per thread;
+   * the workflow thread is its own), for Chrome DevTools or speedscope. Profiling slows
+   * the workers: its run's numbers show where time goes, not how much there is.
+   */
+  cpuProf: z.string().min(1).optional(),
   /** Where to write the JSON instead of bench/results/bench-<scale>-<date>.json. */
   out: z.string().min(1).optional(),
   /**
@@ -54,9 +60,9 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --out FILE, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--no-sweep`, `--out FILE`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--no-sweep`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
   const raw: Record<string, unknown> = { quick: false, sweep: true, serverConfig };
@@ -66,6 +72,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     else if (arg === '--no-sweep') raw.sweep = false;
     else if (arg === '--out') raw.out = argv[++i];
     else if (arg?.startsWith('--out=')) raw.out = arg.slice('--out='.length);
+    else if (arg === '--cpu-prof') raw.cpuProf = argv[++i];
     else if (arg === '--server-config') {
       const pair = argv[++i] ?? '';
       const eq = pair.indexOf('=');

@@ -24,11 +24,14 @@ export interface BenchWorker {
   stop(): Promise<void>;
 }
 
-/** Starts a worker process and resolves once it polls its task queue. Its output goes to `logFile`. */
-export async function spawnBenchWorker(config: WorkerChildConfig, logFile: string): Promise<BenchWorker> {
+/**
+ * Starts a worker process and resolves once it polls its task queue. Its output goes to
+ * `logFile`; with `cpuProfDir`, V8 writes its CPU profiles there when it exits.
+ */
+export async function spawnBenchWorker(config: WorkerChildConfig, logFile: string, cpuProfDir?: string): Promise<BenchWorker> {
   const log = openSync(logFile, 'a');
   const child = fork(CHILD, [JSON.stringify(config)], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
     stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
