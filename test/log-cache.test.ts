@@ -5,12 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionLogCache, type LogSource } from '../activities/llm/session-log-cache';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { sendUpdate } from '../workflows/api';
-import { LOG_MISMATCH } from '../workflows/errors';
 import type { agentSession } from '../workflows/session';
 import type { LlmSettings } from '../workflows/llm-call';
 import { digestOf } from '../workflows/log-digest';
@@ -58,8 +56,7 @@ describe('the worker’s copy of a session log', () => {
 
     const read = await cache.read(RUN, 6, digestOf(events.slice(0, 6)), source);
 
-    expect(read.events).toEqual(events.slice(0, 6));
-    expect(read.settings).toEqual(SETTINGS);
+    expect(read).toEqual({ settings: SETTINGS, events: events.slice(0, 6), matched: true });
     expect(asked).toEqual({ settings: 0, pages: [] });
     expect(cache.stats()).toMatchObject({ hits: 1, extended: 0, fetched: 0 });
   });
@@ -80,7 +77,7 @@ describe('the worker’s copy of a session log', () => {
     const cache = new SessionLogCache(1024 * 1024);
     const { source, asked } = sessionSource(events);
 
-    expect(await cache.read(RUN, 8, digest, source)).toEqual({ settings: SETTINGS, events });
+    expect(await cache.read(RUN, 8, digest, source)).toEqual({ settings: SETTINGS, events, matched: true });
     expect(asked).toEqual({ settings: 1, pages: [0, 3, 6] });
   });
 
@@ -95,14 +92,18 @@ describe('the worker’s copy of a session log', () => {
     expect(cache.stats()).toMatchObject({ extended: 0, fetched: 1 });
   });
 
-  it('fails non-retryably with log_mismatch when the session’s own log does not match the digest', async () => {
+  it('sends the session’s own log, and says so, when even that no longer matches the digest (a deploy changed how an event is written)', async () => {
     const cache = new SessionLogCache(1024 * 1024);
-    const { source } = sessionSource(events.map((e) => (e.type === 'turn/start' && e.turn === 3 ? { ...e, text: 'another question' } : e)));
+    const rewritten = events.map((e) => (e.type === 'turn/start' && e.turn === 3 ? { ...e, text: 'another question' } : e));
+    const { source } = sessionSource(rewritten);
 
-    const failure = await cache.read(RUN, 8, digest, source).catch((e: unknown) => e);
+    const read = await cache.read(RUN, 8, digest, source);
 
-    expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: LOG_MISMATCH, nonRetryable: true });
+    expect(read).toMatchObject({ events: rewritten, matched: false });
+    expect(cache.stats()).toMatchObject({ fetched: 1, mismatched: 1 });
+    const again = await cache.read(RUN, 8, digestOf(rewritten), sessionSource(rewritten).source);
+    expect(again.matched).toBe(true);
+    expect(cache.stats().hits).toBe(1);
   });
 
   it('reads a call scheduled without a digest (by an older worker) from the session, and keeps nothing of it', async () => {
@@ -110,7 +111,7 @@ describe('the worker’s copy of a session log', () => {
     cache.open(RUN, SETTINGS, events.slice(0, 2));
     const { source, asked } = sessionSource(events);
 
-    expect(await cache.read(RUN, 5, undefined, source)).toEqual({ settings: SETTINGS, events: events.slice(0, 5) });
+    expect(await cache.read(RUN, 5, undefined, source)).toEqual({ settings: SETTINGS, events: events.slice(0, 5), matched: true });
     expect(asked).toEqual({ settings: 1, pages: [0, 3] });
     expect(cache.stats()).toMatchObject({ fetched: 1, bytes: events.slice(0, 2).reduce((n, e) => n + JSON.stringify(e).length, 0) });
   });
@@ -124,6 +125,13 @@ describe('the worker’s copy of a session log', () => {
     cache.open(RUN, SETTINGS, events);
     cache.close(RUN);
     expect(cache.stats()).toMatchObject({ runs: 0, bytes: 0 });
+  });
+
+  it('holds nothing at size 0, not even an empty log', async () => {
+    const cache = new SessionLogCache(0);
+    cache.open(RUN, SETTINGS, []);
+    await cache.read(RUN, 8, digest, sessionSource(events).source);
+    expect(cache.stats()).toMatchObject({ runs: 0, bytes: 0, fetched: 1 });
   });
 
   it('keeps within its size by dropping the least recently read run first', async () => {
@@ -214,5 +222,7 @@ describe('the LLM activity on a real worker', () => {
     const sent = conversations(h, model);
     expect(sent.map((m) => m.length)).toEqual([1, 3, 5, 7, 9, 11]);
     await endSession(session);
+    await session.result();
+    expect(h.logCache.stats().runs).toBe(0);
   });
 });

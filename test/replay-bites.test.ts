@@ -68,20 +68,17 @@ const UPSERT_AFTER_SCHEDULING: Edit[] = [
   },
   {
     file: 'session.ts',
-    find: `    callLlm: (turn, step) =>
-      llm.callLlm.executeWithOptions(`,
-    replace: `    callLlm: (turn, step) => {
-      const scheduled = llm.callLlm.executeWithOptions(`,
+    find: `      return llm.callLlm.executeWithOptions(`,
+    replace: `      const scheduled = llm.callLlm.executeWithOptions(`,
   },
   {
     file: 'session.ts',
-    find: `[{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
-      ),`,
-    replace: `[{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
+    find: `logDigest: log.digest, retryPolicy: livePolicy() }],
+      );`,
+    replace: `logDigest: log.digest, retryPolicy: livePolicy() }],
       );
       publishStatus();
-      return scheduled;
-    },`,
+      return scheduled;`,
   },
 ];
 

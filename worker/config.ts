@@ -41,10 +41,11 @@ export const WorkerEnvSchema = z.object({
   AGENT_HTTP_MAX_RESPONSE_BYTES: z.coerce.number().int().positive().default(64 * 1024),
   /**
    * The worker's copy of its sessions' logs, which spares the LLM activity a Query per
-   * step (activities/llm/session-log-cache.ts). Beyond it, the least recently used
+   * step (activities/llm/session-log-cache.ts), counted as JSON text: the heap it takes
+   * is about 1.4 times that for typical events. Beyond it, the least recently used
    * sessions are read by Query again. 0 turns the copy off.
    */
-  AGENT_LOG_CACHE_MB: z.coerce.number().nonnegative().default(256),
+  AGENT_LOG_CACHE_MB: z.coerce.number().nonnegative().default(128),
 });
 export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 

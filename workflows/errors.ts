@@ -55,10 +55,3 @@ export const WORKFLOW_ERROR_TYPES = {
   /** A payload or history limit of Temporal would be exceeded. */
   tooLarge: 'payload_too_large',
 } as const;
-
-/**
- * The LLM activity read a log that does not match the digest it was scheduled with: the
- * session no longer produces the log its history recorded (non-determinism). Never
- * retried: a conversation other than the recorded one must not reach a provider.
- */
-export const LOG_MISMATCH = 'log_mismatch';

@@ -251,47 +251,50 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     return info.continueAsNewSuggested || (config.continueAsNewAfterEvents !== undefined && info.historyLength >= config.continueAsNewAfterEvents);
   };
 
-  let endedBy: SessionResult['endedBy'] = 'request';
-  for (;;) {
-    if (queue.length === 0 && !endRequested && historyIsLong()) {
-      // Only between turns, and only once every Update handler has finished: an Update
-      // accepted by this run must be answered by this run. A message arriving meanwhile
-      // is run here first.
-      await condition(() => allHandlersFinished() || queue.length > 0 || endRequested);
-      if (queue.length === 0 && !endRequested) {
-        const next: SessionInput = {
-          ...input,
-          // Keeps where the session was forked from; its events are part of the log now.
-          fork: config.fork && { ...config.fork, events: [] },
-          continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1 },
-        };
-        assertCarriable(next);
-        logMirror.closed();
-        await continueAsNew<typeof agentSession>(next);
+  try {
+    let endedBy: SessionResult['endedBy'] = 'request';
+    for (;;) {
+      if (queue.length === 0 && !endRequested && historyIsLong()) {
+        // Only between turns, and only once every Update handler has finished: an Update
+        // accepted by this run must be answered by this run. A message arriving meanwhile
+        // is run here first.
+        await condition(() => allHandlersFinished() || queue.length > 0 || endRequested);
+        if (queue.length === 0 && !endRequested) {
+          const next: SessionInput = {
+            ...input,
+            // Keeps where the session was forked from; its events are part of the log now.
+            fork: config.fork && { ...config.fork, events: [] },
+            continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1 },
+          };
+          assertCarriable(next);
+          await continueAsNew<typeof agentSession>(next);
+        }
       }
+      const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs, { summary: 'idle timeout' });
+      const next = queue.shift();
+      if (next) {
+        current = { turn: next.turn, scope: new CancellationScope() };
+        publishStatus();
+        const outcome = await runTurn(runtime, next.turn, next.text, current.scope);
+        current = undefined;
+        state.phase = 'idle';
+        turnsRun++;
+        lastTurnFailed = outcome.status !== 'completed';
+        outcomes.set(next.turn, outcome);
+        publishStatus();
+        continue;
+      }
+      if (!woke) endedBy = 'idle_timeout';
+      break;
     }
-    const woke = await condition(() => queue.length > 0 || endRequested, config.idleTimeoutMs, { summary: 'idle timeout' });
-    const next = queue.shift();
-    if (next) {
-      current = { turn: next.turn, scope: new CancellationScope() };
-      publishStatus();
-      const outcome = await runTurn(runtime, next.turn, next.text, current.scope);
-      current = undefined;
-      state.phase = 'idle';
-      turnsRun++;
-      lastTurnFailed = outcome.status !== 'completed';
-      outcomes.set(next.turn, outcome);
-      publishStatus();
-      continue;
-    }
-    if (!woke) endedBy = 'idle_timeout';
-    break;
+    endRequested = true;
+    publishStatus();
+    await condition(allHandlersFinished);
+    return { turns: turnsRun, stepsTaken, endedBy, usage: usageOf(log.events) };
+  } finally {
+    // Ended, failed or continued as new: nothing will read this run's copy of the log.
+    logMirror.closed();
   }
-  endRequested = true;
-  publishStatus();
-  await condition(allHandlersFinished);
-  logMirror.closed();
-  return { turns: turnsRun, stepsTaken, endedBy, usage: usageOf(log.events) };
 }
 
 function parseInput(input: SessionInput): SessionConfig {

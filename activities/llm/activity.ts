@@ -54,19 +54,27 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const endpoint = deps.providers[provider];
       const beat: LlmHeartbeat = { ...priorBookkeeping(ctx), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
       const heartbeat = () => ctx.heartbeat(beat);
-      // Only on a timer, not at the start or on each chunk: the first heartbeat would go to
-      // the server at once, a write per LLM call that a call shorter than the interval does
-      // not need. Progress for `watch` rides on the next tick.
+      // On a timer, not on each chunk and not at once: a first heartbeat goes to the server
+      // at once, a write per call that a call shorter than the interval does not need;
+      // progress for `watch` rides on the next tick. A retry does heartbeat at once, or
+      // `watch` would show the failed attempt's stream as this one's.
+      if (attempt > 1) heartbeat();
       const ticker = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 2_000);
       try {
         const run = ctx.info.workflowExecution;
         // A standalone activity execution has no session to read the conversation from.
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
         const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
-        const { settings, events } = await deps.logCache.read(run, input.uptoSeq, input.logDigest, {
+        const { settings, events, matched } = await deps.logCache.read(run, input.uptoSeq, input.logDigest, {
           settings: () => session.query(llmSettingsQuery),
           page: (fromSeq) => session.query(logQuery, { fromSeq }),
         });
+        if (!matched) {
+          ctx.log.warn("the session's log differs from the one this LLM call was scheduled with (its code now writes some event differently); sending the session's current log", {
+            uptoSeq: input.uptoSeq,
+            logDigest: input.logDigest,
+          });
+        }
         return await PROVIDER_STREAMS[provider]({ ...settings, messages: conversationOf(events), model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,

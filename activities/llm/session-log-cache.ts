@@ -1,6 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import type { InjectedSinks } from '@temporalio/worker';
-import { LOG_MISMATCH } from '../../workflows/errors';
 import type { LlmSettings } from '../../workflows/llm-call';
 import { EMPTY_LOG_DIGEST, extendLogDigest } from '../../workflows/log-digest';
 import { readLogPages } from '../../workflows/log-pages';
@@ -21,6 +19,13 @@ export interface LogSource {
 export interface Conversation {
   settings: LlmSettings;
   events: SessionEvent[];
+  /**
+   * False when the session's own log no longer matches the digest the call was scheduled
+   * with: its code now writes some event differently than when it scheduled the call (a
+   * deploy that changed a message text, say). The session's log is used: it is what the
+   * session shows and what every later call will send.
+   */
+  matched: boolean;
 }
 
 /** How reads were answered, for tests and the benchmark. */
@@ -31,6 +36,8 @@ export interface LogCacheStats {
   extended: number;
   /** Read whole by Query. */
   fetched: number;
+  /** Read whole, and the session's log did not match the digest (see `Conversation.matched`). */
+  mismatched: number;
   runs: number;
   bytes: number;
 }
@@ -57,7 +64,7 @@ interface Entry {
 export class SessionLogCache {
   readonly #entries = new Map<string, Entry>();
   #bytes = 0;
-  readonly #counts = { hits: 0, extended: 0, fetched: 0 };
+  readonly #counts = { hits: 0, extended: 0, fetched: 0, mismatched: 0 };
 
   constructor(readonly maxBytes: number) {}
 
@@ -101,25 +108,26 @@ export class SessionLogCache {
     if (digest === undefined) {
       const [settings, events] = await Promise.all([source.settings(), readLogPages((fromSeq) => source.page(fromSeq), uptoSeq)]);
       this.#counts.fetched++;
-      return { settings, events };
+      return { settings, events, matched: true };
     }
     const key = keyOf(run);
     const held = this.#touch(key);
     if (held?.digests[uptoSeq] === digest) {
       this.#counts.hits++;
-      return { settings: held.settings, events: held.events.slice(0, uptoSeq) };
+      return { settings: held.settings, events: held.events.slice(0, uptoSeq), matched: true };
     }
     const [settings, read] = await Promise.all([held ? held.settings : source.settings(), this.#readProven(held, uptoSeq, digest, source)]);
+    const matched = read.digests[uptoSeq] === digest;
     // Sink calls may have extended the copy while this read waited; keep the longer one.
-    if (this.#entries.get(key)?.digests[uptoSeq] !== digest) this.#store(key, { ...read, settings });
-    return { settings, events: read.events };
+    if (!matched || this.#entries.get(key)?.digests[uptoSeq] !== digest) this.#store(key, { ...read, settings });
+    return { settings, events: read.events, matched };
   }
 
   stats(): LogCacheStats {
     return { ...this.#counts, runs: this.#entries.size, bytes: this.#bytes };
   }
 
-  /** The events up to `uptoSeq` from the session, after `held` when it is a prefix of them. */
+  /** The events up to `uptoSeq` from the session: after `held` when it is a prefix of them, else all. */
   async #readProven(held: Entry | undefined, uptoSeq: number, digest: string, source: LogSource): Promise<Omit<Entry, 'settings'>> {
     // A shorter copy may be a prefix of the wanted log; a longer one that missed has diverged.
     if (held && held.events.length < uptoSeq) {
@@ -131,12 +139,8 @@ export class SessionLogCache {
     }
     const read = await this.#readAfter({ events: [], digests: [EMPTY_LOG_DIGEST], bytes: 0 }, uptoSeq, source);
     this.#counts.fetched++;
-    if (read.digests[uptoSeq] === digest) return read;
-    throw ApplicationFailure.create({
-      type: LOG_MISMATCH,
-      message: `the session's log up to event ${uptoSeq} does not match the one this LLM call was scheduled with (digest ${digest}); the session's code no longer reproduces its history`,
-      nonRetryable: true,
-    });
+    if (read.digests[uptoSeq] !== digest) this.#counts.mismatched++;
+    return read;
   }
 
   /** Extends `copy` (not held by the cache) with the events after it, up to `uptoSeq`. */
@@ -166,6 +170,7 @@ export class SessionLogCache {
 
   #store(key: string, entry: Entry): void {
     this.#drop(key);
+    if (this.maxBytes === 0) return;
     this.#entries.set(key, entry);
     this.#bytes += entry.bytes;
     this.#evict();
