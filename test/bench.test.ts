@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseBenchArgs } from '../bench/options';
 import { BenchResultSchema, type BenchResult } from '../bench/result';
 import { runEntry, type CliResult } from './support/cli';
 
@@ -12,20 +13,36 @@ import { runEntry, type CliResult } from './support/cli';
  * what does not depend on them: the report's shape, linear history, and a replay.
  */
 const out = path.join(tmpdir(), `bench-quick-${randomUUID()}.json`);
+const profiles = path.join(tmpdir(), `bench-quick-profiles-${randomUUID()}`);
 let run: CliResult;
 let result: BenchResult;
 
 beforeAll(async () => {
-  run = await runEntry('bench/main.ts', ['--quick', '--out', out], {}, 150_000);
+  run = await runEntry('bench/main.ts', ['--quick', '--out', out, '--cpu-prof', profiles], {}, 150_000);
   if (run.code !== 0) throw new Error(`bench --quick exited with ${run.code}:\n${run.stderr.slice(-3_000)}`);
   result = BenchResultSchema.parse(JSON.parse(await readFile(out, 'utf8')));
 }, 180_000);
 
 afterAll(async () => {
   await rm(out, { force: true });
+  await rm(profiles, { recursive: true, force: true });
 });
 
 describe('npm run bench -- --quick', () => {
+  it('with --cpu-prof, leaves a V8 CPU profile of each worker process thread (main and workflow) in the folder', async () => {
+    const files = (await readdir(profiles)).filter((f) => f.endsWith('.cpuprofile'));
+    const pids = new Set(files.map((f) => f.split('.')[3]));
+    // The agent and floor workers, and the memory measurement's worker: three processes, two threads each at least.
+    expect(pids.size).toBeGreaterThanOrEqual(3);
+    expect(files.length).toBeGreaterThanOrEqual(pids.size * 2);
+  });
+
+  it('reads its options, and names what it does not know', () => {
+    expect(parseBenchArgs(['--quick', '--no-sweep', '--cpu-prof', 'p', '--server-config', 'a.b=1'])).toEqual({ quick: true, sweep: false, cpuProf: 'p', serverConfig: { 'a.b': 1 } });
+    expect(parseBenchArgs([])).toEqual({ quick: false, sweep: true, serverConfig: {} });
+    expect(() => parseBenchArgs(['--sweep-less'])).toThrow(/unknown argument "--sweep-less".*--no-sweep/);
+  });
+
   it('writes a JSON report that matches its schema, and prints the table with every target', () => {
     expect(result.scale).toBe('quick');
     expect(run.stdout).toContain('1. Per-step latency');
