@@ -6,8 +6,9 @@ import type { SessionEvent } from './session-log';
  * The LLM activity is scheduled with the digest of the conversation it must send, and
  * checks whatever copy of the log it reads against it: the worker's cache (fed by the
  * workflow, see log-sink.ts) or the session's answer to a Query. A copy that is stale,
- * from another run, or diverged (a workflow task that appended and then failed) cannot
- * reach a provider unnoticed. It guards against accidents, not adversaries: a fast 64-bit
+ * from another run, or diverged (a workflow task that appended and then failed) is never
+ * sent, and a session whose own log has changed since is sent with a warning
+ * (activities/llm/session-log-cache.ts). It guards against accidents, not adversaries: a fast 64-bit
  * hash of each event's JSON, chained, so extending it costs one pass over the new event.
  */
 export const EMPTY_LOG_DIGEST = '0000000000000000';

@@ -57,7 +57,8 @@ interface Entry {
  * the digest the call was scheduled with; what the copy lacks, or gets wrong, is read from
  * the session by Query and kept for the next call. So it is never a source of truth, only
  * the reason a step normally costs no Query: the LLM activity usually runs on the worker
- * whose workflow task scheduled it (eager dispatch makes that certain on a single worker).
+ * whose workflow task scheduled it (eager dispatch starts it there whenever that worker has
+ * a free activity slot).
  *
  * Bounded by `maxBytes`, least recently used run first.
  */
