@@ -11,13 +11,16 @@ describe('worker configuration', () => {
       ANTHROPIC_BASE_URL: 'https://api.anthropic.com',
       OPENAI_BASE_URL: 'https://api.openai.com/v1',
       GEMINI_BASE_URL: 'https://generativelanguage.googleapis.com',
+      AGENT_LOG_CACHE_MB: 128,
     });
+    expect(parseWorkerEnv({ AGENT_LOG_CACHE_MB: '0' }).AGENT_LOG_CACHE_MB).toBe(0);
   });
 
   it.each([
     ['TEMPORAL_ADDRESS', 'not an address'],
     ['OPENAI_BASE_URL', 'ftp://example.com'],
     ['AGENT_LLM_IDLE_TIMEOUT_MS', 'soon'],
+    ['AGENT_LOG_CACHE_MB', '-1'],
   ])('names %s when its value is bad, without echoing the value', (name, value) => {
     expect(() => parseWorkerEnv({ [name]: value })).toThrow(new RegExp(`^${name}: `));
     expect(() => parseWorkerEnv({ [name]: value })).not.toThrow(value);
