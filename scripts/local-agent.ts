@@ -3,9 +3,9 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
-import { SessionLogCache } from '../activities/llm/session-log-cache';
+import type { SessionLogCache } from '../activities/llm/session-log-cache';
 import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
-import { createAgentWorker, WORKFLOWS_PATH } from '../worker/create-worker';
+import { createAgentWorker, logCacheFor, WORKFLOWS_PATH } from '../worker/create-worker';
 import type { ToolActivities } from '../workflows/tools/tool-outcome';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -69,9 +69,9 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
   const dispatcher = new Agent();
 
   let running: { worker: Worker; done: Promise<void> } | undefined;
-  let logCache = new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
+  let logCache: SessionLogCache;
   const startWorker = async () => {
-    logCache = new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
+    logCache = logCacheFor(env);
     const worker = await createAgentWorker({
       connection,
       env,

@@ -27,9 +27,14 @@ export interface AgentWorkerOptions {
   logCache?: SessionLogCache;
 }
 
+/** The worker's copy of its sessions' logs, sized by `AGENT_LOG_CACHE_MB`. */
+export function logCacheFor(env: Pick<WorkerEnv, 'AGENT_LOG_CACHE_MB'>): SessionLogCache {
+  return new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
+}
+
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { env } = options;
-  const logCache = options.logCache ?? new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
+  const logCache = options.logCache ?? logCacheFor(env);
   const activities = createActivities({
     dispatcher: options.dispatcher,
     llm: {

@@ -19,9 +19,13 @@ const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
 const imul = Math.imul;
 
 export function extendLogDigest(digest: string, event: SessionEvent): string {
+  return extendDigestWithJson(digest, JSON.stringify(event));
+}
+
+/** The same, for a caller that already holds the event's JSON (`JSON.stringify(event)`). */
+export function extendDigestWithJson(digest: string, json: string): string {
   let h1 = Number.parseInt(digest.slice(0, 8), 16) ^ 0xdeadbeef;
   let h2 = Number.parseInt(digest.slice(8, 16), 16) ^ 0x41c6ce57;
-  const json = JSON.stringify(event);
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
     h1 = imul(h1 ^ c, 2654435761);

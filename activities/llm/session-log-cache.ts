@@ -1,6 +1,6 @@
 import type { InjectedSinks } from '@temporalio/worker';
 import type { LlmSettings } from '../../workflows/llm-call';
-import { EMPTY_LOG_DIGEST, extendLogDigest } from '../../workflows/log-digest';
+import { EMPTY_LOG_DIGEST, extendDigestWithJson } from '../../workflows/log-digest';
 import { readLogPages } from '../../workflows/log-pages';
 import type { SessionLogSinks } from '../../workflows/log-sink';
 import type { SessionEvent } from '../../workflows/session-log';
@@ -156,8 +156,9 @@ export class SessionLogCache {
 
   /** Pushes the digest after `event`; returns the event's size. */
   #extend(digests: string[], event: SessionEvent): number {
-    digests.push(extendLogDigest(digests[digests.length - 1] as string, event));
-    return JSON.stringify(event).length;
+    const json = JSON.stringify(event);
+    digests.push(extendDigestWithJson(digests[digests.length - 1] as string, json));
+    return json.length;
   }
 
   #touch(key: string): Entry | undefined {
