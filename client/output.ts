@@ -1,4 +1,4 @@
-import type { Message } from '../workflows/messages';
+import type { AssistantMessage, Message, ProviderData, Usage } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
 
 const tty = process.stdout.isTTY === true && !process.env.NO_COLOR;
@@ -27,6 +27,41 @@ export function formatConversation(messages: readonly Message[]): string {
   return lines.join('\n');
 }
 
+/**
+ * The model's visible thinking, from the provider data that carries it: Anthropic's
+ * thinking blocks (a redacted one shows as such) and Gemini's thought summaries.
+ */
+export function thinkingOf(providerData: ProviderData | undefined): string {
+  if (!providerData) return '';
+  if (providerData.provider === 'anthropic') {
+    return providerData.thinking.map((b) => (b.type === 'thinking' ? b.thinking : '[redacted thinking]')).join('\n');
+  }
+  return providerData.parts.flatMap((p) => (p.type === 'thought' ? [p.text] : [])).join('');
+}
+
+/** `tokens in 1200 (cache read 1000, write 0) · out 300 (reasoning 120)`: the breakdowns only when not zero. */
+export function formatUsage(u: Usage): string {
+  const input = [u.cacheReadTokens ? `cache read ${u.cacheReadTokens}` : '', u.cacheWriteTokens ? `cache write ${u.cacheWriteTokens}` : ''].filter(Boolean);
+  const reasoning = u.reasoningTokens ? ` (reasoning ${u.reasoningTokens})` : '';
+  return `tokens in ${u.inputTokens}${input.length > 0 ? ` (${input.join(', ')})` : ''} · out ${u.outputTokens}${reasoning}`;
+}
+
+/**
+ * An assistant message's lines: its thinking dimmed, then the answer, or the refusal
+ * marked as one. `all` adds the call names of a message that has no text.
+ */
+function formatAssistant(where: string, m: AssistantMessage, all: boolean): string | undefined {
+  const thinking = thinkingOf(m.providerData);
+  const who = bold(cyan('assistant'));
+  let answer: string | undefined;
+  if (m.stopReason === 'refusal') answer = `${who} ${red('refused')}${m.text ? `: ${m.text}` : ''}`;
+  else if (m.text) answer = `${who}: ${m.text}`;
+  else if (all) answer = `${who} ${dim(`calls ${m.toolCalls.map((c) => c.name).join(', ')}`)}`;
+  if (answer !== undefined && all) answer += ` ${dim(`· ${formatUsage(m.usage)}`)}`;
+  const lines = [...(thinking ? [`${where} · ${dim(`thinking: ${thinking}`)}`] : []), ...(answer === undefined ? [] : [`${where} · ${answer}`])];
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
 function truncate(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ');
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
@@ -53,10 +88,8 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
     case 'step/end':
       if (e.status === 'completed') return all ? `${dim(where)} ${green('completed')}` : undefined;
       return `${dim(where)} ${red(e.status)}${e.failure ? `: ${e.failure.type}: ${e.failure.message}` : ''}`;
-    case 'assistant': {
-      if (e.message.text) return `${dim(where)} · ${bold(cyan('assistant'))}: ${e.message.text}`;
-      return all ? `${dim(where)} · ${bold(cyan('assistant'))} ${dim(`calls ${e.message.toolCalls.map((c) => c.name).join(', ')}`)}` : undefined;
-    }
+    case 'assistant':
+      return formatAssistant(dim(where), e.message, all);
     case 'tool/call':
       return `${dim(where)} · ${yellow('→')} ${e.name} ${truncate(JSON.stringify(e.input), 200)} ${dim(`#${e.callId}`)}`;
     case 'tool/result': {

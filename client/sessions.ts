@@ -17,7 +17,7 @@ import {
 import { conversationOf, usageOf } from '../workflows/conversation';
 import { readLogPages } from '../workflows/log-pages';
 import type { agentSession } from '../workflows/session';
-import type { Message, Usage } from '../workflows/messages';
+import type { Message, StopReason, Usage } from '../workflows/messages';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
 import { UsageError, type ClientEnv } from './config';
@@ -109,6 +109,8 @@ export interface RunResult {
   status: TurnOutcome['status'];
   failure?: FailureSummary;
   messages: Message[];
+  /** How the turn's last answer stopped; `refusal` when the model refused. Absent when no answer was recorded. */
+  stopReason?: StopReason;
   usage: Usage;
 }
 
@@ -132,8 +134,17 @@ export async function runOnce(
     status: turn.status,
     ...(turn.failure ? { failure: turn.failure } : {}),
     messages: conversationOf(events),
+    ...lastStopReason(events),
     usage: usageOf(events),
   };
+}
+
+function lastStopReason(events: readonly SessionEvent[]): { stopReason?: StopReason } {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.type === 'assistant') return { stopReason: e.message.stopReason };
+  }
+  return {};
 }
 
 export interface ForkOptions {

@@ -83,7 +83,7 @@ describe.each(PROVIDERS)('$provider adapter', ({ provider, baseUrl, keyHeader, k
       text,
       toolCalls: [],
       stopReason: 'end_turn',
-      usage: { inputTokens: 11, outputTokens: 7 },
+      usage: { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
 

@@ -69,7 +69,7 @@ describe('decideRetry', () => {
     expect(decide({ policy: null })).toEqual({ retry: false, reason: 'retry_off' });
   });
 
-  it.each(['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded'] as const)('never retries %s', (type) => {
+  it.each(['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded', 'content_blocked'] as const)('never retries %s', (type) => {
     expect(decide({ error: failure(type) })).toEqual({ retry: false, reason: 'not_retryable' });
   });
 

@@ -23,9 +23,10 @@ describe('the retry policy', () => {
     expect(RetryPolicySchema.safeParse({ ...DEFAULT_RETRY_POLICY, maxRetries: 2.5 }).success).toBe(false);
   });
 
-  it('lets a session opt out with null: exactly one Temporal attempt, nothing else', () => {
+  it('lets a session opt out with null, and still gives Temporal room for a policy raised mid-call: the activity stops the ladder', () => {
     expect(SessionRetryPolicySchema.parse(null)).toBeNull();
-    expect(temporalRetryPolicyFor(null)).toEqual({ maximumAttempts: 1 });
+    expect(temporalRetryPolicyFor(null)).toEqual({ ...temporalRetryPolicyFor(DEFAULT_RETRY_POLICY), maximumAttempts: RETRY_LIMITS.maxRetries.max + 1 });
+    expect(temporalRetryPolicyFor({ ...DEFAULT_RETRY_POLICY, maxRetries: 2 }).maximumAttempts).toBe(RETRY_LIMITS.maxRetries.max + 1);
   });
 
   it('gives Temporal 11 attempts and every never-retried type as nonRetryableErrorTypes for the default ladder', () => {
@@ -34,8 +35,8 @@ describe('the retry policy', () => {
       initialInterval: 1_000,
       backoffCoefficient: 2,
       maximumInterval: 30_000,
-      nonRetryableErrorTypes: ['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded', 'PayloadsTooLarge'],
+      nonRetryableErrorTypes: ['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded', 'content_blocked', 'PayloadsTooLarge'],
     });
-    expect(NON_RETRYABLE_LLM_ERROR_TYPES).toHaveLength(5);
+    expect(NON_RETRYABLE_LLM_ERROR_TYPES).toHaveLength(6);
   });
 });

@@ -15,6 +15,12 @@ export const NON_RETRYABLE_LLM_ERROR_TYPES = [
   'unknown',
   /** A 429 that names a spend or quota limit: waiting 240 s does not refill a billing account. */
   'quota_exceeded',
+  /**
+   * The provider blocked the prompt or stopped the answer for its safety, recitation or
+   * blocklist rules (Gemini's `promptFeedback.blockReason`, a `SAFETY` finish). The same
+   * request would be blocked again.
+   */
+  'content_blocked',
 ] as const;
 
 export type RetryableLlmErrorType = (typeof RETRYABLE_LLM_ERROR_TYPES)[number];

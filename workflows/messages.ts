@@ -22,11 +22,60 @@ export type ToolCall = z.infer<typeof ToolCallSchema>;
 export const StopReasonSchema = z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'refusal', 'other']);
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
+const tokens = z.number().int().nonnegative();
+
+/**
+ * Token counts as the provider reported them. `inputTokens` is all the input, cached or
+ * not, and `outputTokens` all the output, reasoning included: the three breakdowns are
+ * parts of those totals, so the totals stay comparable across providers (Anthropic
+ * reports cache reads and writes beside its input count, OpenAI and Gemini inside it).
+ * The breakdowns are optional only because messages recorded before they existed lack them.
+ */
 export const UsageSchema = z.object({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
+  inputTokens: tokens,
+  outputTokens: tokens,
+  /** Input read from the provider's prompt cache. */
+  cacheReadTokens: tokens.optional(),
+  /** Input written to the prompt cache (Anthropic bills it apart; others report 0). */
+  cacheWriteTokens: tokens.optional(),
+  /** Output spent on reasoning (thinking) rather than on the answer. */
+  reasoningTokens: tokens.optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
+
+/**
+ * What a provider requires back, unchanged, in the next request, and that means nothing
+ * to anyone else. Only the adapter of the same provider sends it; a different provider
+ * never sees it (see `conversationOf`).
+ *
+ * - Anthropic: the thinking and `redacted_thinking` blocks of the reply, in their order,
+ *   with their signatures. With extended thinking and tools, the API rejects a tool turn
+ *   whose thinking is missing or altered.
+ * - Gemini: the reply's parts in order, each with its `thoughtSignature` when it had one.
+ *   Answer text is referenced by its length in `text` (not copied), a call by its index in
+ *   `toolCalls`. Gemini 3 rejects a function call sent back without its signature, and a
+ *   signature may ride on an empty text part.
+ */
+export const AnthropicThinkingBlockSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string() }),
+]);
+export type AnthropicThinkingBlock = z.infer<typeof AnthropicThinkingBlockSchema>;
+
+export const GeminiPartRefSchema = z.discriminatedUnion('type', [
+  /** `chars` UTF-16 code units of the message's `text`, following the previous text part. */
+  z.object({ type: z.literal('text'), chars: z.number().int().nonnegative(), thoughtSignature: z.string().optional() }),
+  /** A thought summary: not part of the answer, so kept here whole. */
+  z.object({ type: z.literal('thought'), text: z.string(), thoughtSignature: z.string().optional() }),
+  z.object({ type: z.literal('call'), index: z.number().int().nonnegative(), thoughtSignature: z.string().optional() }),
+]);
+export type GeminiPartRef = z.infer<typeof GeminiPartRefSchema>;
+
+export const ProviderDataSchema = z.discriminatedUnion('provider', [
+  z.object({ provider: z.literal('anthropic'), thinking: z.array(AnthropicThinkingBlockSchema) }),
+  z.object({ provider: z.literal('google'), parts: z.array(GeminiPartRefSchema) }),
+]);
+export type ProviderData = z.infer<typeof ProviderDataSchema>;
 
 export const AssistantMessageSchema = z.object({
   role: z.literal('assistant'),
@@ -34,6 +83,8 @@ export const AssistantMessageSchema = z.object({
   toolCalls: z.array(ToolCallSchema),
   stopReason: StopReasonSchema,
   usage: UsageSchema,
+  /** Absent when the reply carried nothing the provider needs back. */
+  providerData: ProviderDataSchema.optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
 
@@ -67,6 +118,13 @@ export const ToolSpecSchema = z.object({
 });
 export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 
+/**
+ * How hard the model may think before it answers: a level, or a token budget for the
+ * thinking. `off` sends nothing, so the provider's own default applies.
+ */
+export const ReasoningSchema = z.union([z.enum(['off', 'low', 'medium', 'high']), z.number().int().min(1_024).max(128_000)]);
+export type Reasoning = z.infer<typeof ReasoningSchema>;
+
 export const LlmRequestSchema = z.object({
   /** The provider's own model name, without the `provider:` prefix. */
   model: z.string().min(1),
@@ -74,5 +132,12 @@ export const LlmRequestSchema = z.object({
   messages: z.array(MessageSchema),
   tools: z.array(ToolSpecSchema),
   maxTokens: z.number().int().positive(),
+  /** Absent means `off`. */
+  reasoning: ReasoningSchema.optional(),
+  /**
+   * Present when the session caches its prompt prefix (the default): the key OpenAI routes
+   * cached prefixes by (the session id). Absent: no cache breakpoints, no key.
+   */
+  promptCacheKey: z.string().min(1).optional(),
 });
 export type LlmRequest = z.infer<typeof LlmRequestSchema>;

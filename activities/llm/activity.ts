@@ -75,7 +75,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             logDigest: input.logDigest,
           });
         }
-        return await PROVIDER_STREAMS[provider]({ ...settings, messages: conversationOf(events), model }, {
+        return await PROVIDER_STREAMS[provider]({ ...settings, messages: conversationOf(events, provider), model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,

@@ -1,4 +1,4 @@
-import { bold, dim, formatConversation, green, red } from '../output';
+import { bold, dim, formatConversation, formatUsage, green, red } from '../output';
 import { runOnce, uiLink } from '../sessions';
 import { UsageError } from '../config';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
@@ -9,7 +9,7 @@ export const runCommand: Command = {
   synopsis: `run --prompt TEXT ${SESSION_SYNOPSIS} [--keep] [--json]`,
   summary:
     'Starts a session, sends one prompt, waits for the turn (showing progress on stderr) and ends the session unless --keep. ' +
-    '--json prints {workflowId, runId, status, failure?, messages, usage}; a failed turn is status "failed" with its failure type, exit code 0.',
+    '--json prints {workflowId, runId, status, failure?, messages, stopReason?, usage}; a failed turn is status "failed" with its failure type, exit code 0.',
   async run(argv, { env }) {
     const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' }, keep: { type: 'boolean', default: false } }, []);
     if (values.prompt === undefined) throw new UsageError('run needs --prompt TEXT');
@@ -26,10 +26,11 @@ export const runCommand: Command = {
         return 0;
       }
       console.log(formatConversation(result.messages));
+      if (result.stopReason === 'refusal') console.log(red('the model refused to answer'));
       const status = result.status === 'completed' ? green(result.status) : red(result.status);
       const failure = result.failure ? ` ${red(`${result.failure.type}: ${result.failure.message}`)}` : '';
       console.log(`\n${bold('turn')} ${status}${failure}`);
-      console.log(dim(`tokens in ${result.usage.inputTokens} · out ${result.usage.outputTokens}`));
+      console.log(dim(formatUsage(result.usage)));
       console.log(`${bold('UI')} ${uiLink(env, result.workflowId, result.runId)}`);
       return 0;
     });

@@ -1,4 +1,4 @@
-import type { AssistantMessage, StopReason, ToolCall, Usage } from '../../../workflows/messages';
+import type { AssistantMessage, ProviderData, StopReason, ToolCall, Usage } from '../../../workflows/messages';
 
 /**
  * Tool-call arguments as the model wrote them. A model can write anything, so anything
@@ -38,9 +38,16 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
  * wire said: Gemini always says `STOP`, and older Ollama builds say `stop` beside
  * `tool_calls`, and the workflow must not read either as "the model is done".
  */
-export function assistantMessage(parts: { text: string; toolCalls: ToolCall[]; stopReason: StopReason; usage: Usage }): AssistantMessage {
+export function assistantMessage(parts: { text: string; toolCalls: ToolCall[]; stopReason: StopReason; usage: Required<Usage>; providerData?: ProviderData }): AssistantMessage {
   const stopReason = parts.toolCalls.length > 0 && parts.stopReason === 'end_turn' ? 'tool_use' : parts.stopReason;
-  return { role: 'assistant', text: parts.text, toolCalls: parts.toolCalls, stopReason, usage: parts.usage };
+  return {
+    role: 'assistant',
+    text: parts.text,
+    toolCalls: parts.toolCalls,
+    stopReason,
+    usage: parts.usage,
+    ...(parts.providerData ? { providerData: parts.providerData } : {}),
+  };
 }
 
 /** Token counts as the wire sends them: absent, null, or (from some proxies) a float. */

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { LlmRequest, Message, StopReason, ToolCall, Usage } from '../../../workflows/messages';
+import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../workflows/messages';
 import { classifyStreamError } from '../classify';
 import { LlmError } from '../llm-error';
 import { assistantMessage, isPlainObject, tokenCount, toolInputFromValue } from './assistant-message';
 import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
+import { GeminiPartRecorder, modelParts, type GeminiPart } from './gemini-parts';
+import { stableTools } from './stable-tools';
 import { mergeTurns, type Turn } from './turns';
 import type { ProviderStream } from './types';
 
@@ -16,12 +18,7 @@ import type { ProviderStream } from './types';
  * a header does not.
  */
 
-const PROVIDER = 'google';
-
-type Part =
-  | { text: string }
-  | { functionCall: { name: string; args: Record<string, unknown> } }
-  | { functionResponse: { name: string; response: Record<string, unknown> } };
+const PROVIDER = 'google' as const;
 
 export function geminiUrl(baseUrl: string, model: string): string {
   // `models/x` and `x` both name the model; the path wants exactly one `models/`.
@@ -29,10 +26,12 @@ export function geminiUrl(baseUrl: string, model: string): string {
   return joinUrl(baseUrl, `/v1beta/models/${encodeURIComponent(name)}:streamGenerateContent?alt=sse`);
 }
 
+/**
+ * Gemini caches a prompt's prefix implicitly, so the only thing caching asks of the body
+ * is a prefix that stays the same: tools in a stable order, before the conversation.
+ */
 export function geminiRequestBody(request: LlmRequest) {
   return {
-    contents: toContents(request.messages),
-    ...(request.system ? { systemInstruction: { parts: [{ text: request.system }] } } : {}),
     ...(request.tools.length > 0
       ? {
           tools: [
@@ -40,7 +39,7 @@ export function geminiRequestBody(request: LlmRequest) {
               // `parametersJsonSchema`, not `parameters`: the latter is Google's OpenAPI
               // subset and rejects what zod's JSON Schema output contains
               // (`additionalProperties`, `$ref`, `anyOf` with `const`...).
-              functionDeclarations: request.tools.map((t) => ({
+              functionDeclarations: stableTools(request.tools).map((t) => ({
                 name: t.name,
                 description: t.description,
                 parametersJsonSchema: t.inputSchema,
@@ -49,20 +48,29 @@ export function geminiRequestBody(request: LlmRequest) {
           ],
         }
       : {}),
-    generationConfig: { maxOutputTokens: request.maxTokens },
+    ...(request.system ? { systemInstruction: { parts: [{ text: request.system }] } } : {}),
+    contents: toContents(request.messages),
+    generationConfig: { maxOutputTokens: request.maxTokens, ...thinkingConfig(request.reasoning) },
   };
 }
 
+/**
+ * A level is Gemini 3's `thinkingLevel`, a number the `thinkingBudget` of Gemini 2.5;
+ * `includeThoughts` asks for the thought summaries that `watch` and `log` show.
+ */
+function thinkingConfig(reasoning: Reasoning | undefined) {
+  if (reasoning === undefined || reasoning === 'off') return {};
+  const level = typeof reasoning === 'number' ? { thinkingBudget: reasoning } : { thinkingLevel: reasoning };
+  return { thinkingConfig: { ...level, includeThoughts: true } };
+}
+
 function toContents(messages: Message[]) {
-  const turns: Turn<'user' | 'model', Part>[] = messages.map((m) => {
+  const turns: Turn<'user' | 'model', GeminiPart>[] = messages.map((m) => {
     switch (m.role) {
       case 'user':
         return { role: 'user', blocks: m.text ? [{ text: m.text }] : [] };
       case 'assistant':
-        return {
-          role: 'model',
-          blocks: [...(m.text ? [{ text: m.text }] : []), ...m.toolCalls.map((c) => ({ functionCall: { name: c.name, args: c.input } }))],
-        };
+        return { role: 'model', blocks: modelParts(m) };
       case 'tool':
         // Gemini's documented convention: `output` for a result, `error` for a failure.
         // It is the only place the result code reaches this model.
@@ -79,13 +87,14 @@ function toContents(messages: Message[]) {
 const FINISH_REASONS: Record<string, StopReason> = {
   STOP: 'end_turn',
   MAX_TOKENS: 'max_tokens',
-  SAFETY: 'refusal',
-  RECITATION: 'refusal',
-  BLOCKLIST: 'refusal',
-  PROHIBITED_CONTENT: 'refusal',
-  SPII: 'refusal',
-  IMAGE_SAFETY: 'refusal',
 };
+
+/**
+ * Finish reasons that mean Google's filters stopped the answer, not the model. The turn
+ * fails as `content_blocked`: the partial text is no answer, and the same request would
+ * be stopped again.
+ */
+const BLOCKING_FINISH_REASONS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
 
 export const streamGemini: ProviderStream = async (request, call) => {
   const headers: Record<string, string> = {};
@@ -102,7 +111,8 @@ export const streamGemini: ProviderStream = async (request, call) => {
    */
   const replyTag = randomBytes(6).toString('hex');
   const toolCalls: ToolCall[] = [];
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const parts = new GeminiPartRecorder();
+  const usage: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   let stopReason: StopReason = 'end_turn';
   let finished = false;
 
@@ -111,37 +121,39 @@ export const streamGemini: ProviderStream = async (request, call) => {
       const chunk = frameJson(PROVIDER, ev.data, endpoint);
       if (!isPlainObject(chunk)) continue;
       if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
-      if (isPlainObject(chunk.usageMetadata)) {
-        usage.inputTokens = tokenCount(chunk.usageMetadata.promptTokenCount);
-        // Thinking tokens are output: billed as such and counted against maxOutputTokens.
-        usage.outputTokens = tokenCount(chunk.usageMetadata.candidatesTokenCount) + tokenCount(chunk.usageMetadata.thoughtsTokenCount);
-      }
+      if (isPlainObject(chunk.usageMetadata)) readUsage(usage, chunk.usageMetadata);
       const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
-      // A blocked PROMPT gets no candidate at all, only `promptFeedback.blockReason`. It is
-      // a complete answer (a refusal), not a truncated stream: retrying asks again for a no.
+      // A blocked PROMPT gets no candidate at all, only `promptFeedback.blockReason`.
       if (!isPlainObject(candidate)) {
         if (isPlainObject(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === 'string') {
-          finished = true;
-          stopReason = 'refusal';
+          throw contentBlocked(`the prompt was blocked (${chunk.promptFeedback.blockReason})`, endpoint);
         }
         continue;
       }
-      const parts = isPlainObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
-      for (const part of parts) {
+      const candidateParts = isPlainObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+      for (const part of candidateParts) {
         if (!isPlainObject(part)) continue;
-        // Thought summaries are not the answer.
-        if (part.thought === true) continue;
-        if (typeof part.text === 'string') progress.appendText(part.text);
+        const signature = typeof part.thoughtSignature === 'string' && part.thoughtSignature !== '' ? part.thoughtSignature : undefined;
+        const text = typeof part.text === 'string' ? part.text : '';
         if (isPlainObject(part.functionCall)) {
+          parts.call(toolCalls.length, signature);
           toolCalls.push({
             id: `gemini_${replyTag}_${toolCalls.length + 1}`,
             name: String(part.functionCall.name ?? ''),
             ...toolInputFromValue(part.functionCall.args),
           });
           progress.toolCallStarted();
+        } else if (part.thought === true) {
+          // A thought summary: shown apart, never part of the answer.
+          parts.thought(text, signature);
+          progress.appendThinking(text);
+        } else {
+          parts.text(text, signature);
+          progress.appendText(text);
         }
       }
       if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '') {
+        if (BLOCKING_FINISH_REASONS.has(candidate.finishReason)) throw contentBlocked(`the answer was stopped (${candidate.finishReason})`, endpoint);
         finished = true;
         stopReason = FINISH_REASONS[candidate.finishReason] ?? 'other';
       }
@@ -153,5 +165,23 @@ export const streamGemini: ProviderStream = async (request, call) => {
   }
   if (!finished) endedWithoutSentinel(PROVIDER, call, 'a candidate with finishReason', endpoint);
 
-  return assistantMessage({ text: progress.text, toolCalls, stopReason, usage });
+  return assistantMessage({ text: progress.text, toolCalls, stopReason, usage, ...(parts.needed ? { providerData: { provider: PROVIDER, parts: parts.refs } } : {}) });
 };
+
+function contentBlocked(detail: string, endpoint: string): LlmError {
+  return new LlmError({ type: 'content_blocked', provider: PROVIDER, endpoint, detail });
+}
+
+/**
+ * `usageMetadata` is cumulative, and early chunks may carry it without counts; a count
+ * replaces the earlier one only when present. The prompt count includes the cached part;
+ * thinking is billed as output and counted against `maxOutputTokens`, but reported apart
+ * from `candidatesTokenCount`, so it is added to the output here.
+ */
+function readUsage(usage: Required<Usage>, meta: Record<string, unknown>): void {
+  const has = (key: string) => meta[key] !== undefined && meta[key] !== null;
+  if (has('promptTokenCount')) usage.inputTokens = tokenCount(meta.promptTokenCount);
+  if (has('cachedContentTokenCount')) usage.cacheReadTokens = tokenCount(meta.cachedContentTokenCount);
+  if (has('thoughtsTokenCount')) usage.reasoningTokens = tokenCount(meta.thoughtsTokenCount);
+  if (has('candidatesTokenCount') || has('thoughtsTokenCount')) usage.outputTokens = tokenCount(meta.candidatesTokenCount) + usage.reasoningTokens;
+}

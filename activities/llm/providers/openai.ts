@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { LlmRequest, Message, StopReason, ToolCall, Usage } from '../../../workflows/messages';
+import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../workflows/messages';
 import { classifyStreamError } from '../classify';
 import { LlmError } from '../llm-error';
 import { assistantMessage, isPlainObject, tokenCount, toolInputFromText } from './assistant-message';
 import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
+import { stableTools } from './stable-tools';
 import type { ProviderStream } from './types';
 
 /**
@@ -15,23 +16,38 @@ import type { ProviderStream } from './types';
 
 const PROVIDER = 'openai';
 
+/**
+ * OpenAI caches a prompt's prefix by itself; `prompt_cache_key` (the session id) sends a
+ * session's requests to the same cache, and the tools come in a stable order so the prefix
+ * stays the same from step to step. Compatible servers ignore the key.
+ */
 export function openAiRequestBody(request: LlmRequest, baseUrl: string) {
+  const effort = reasoningEffort(request.reasoning);
   return {
     model: request.model,
-    messages: toOpenAiMessages(request),
     ...(request.tools.length > 0
       ? {
-          tools: request.tools.map((t) => ({
+          tools: stableTools(request.tools).map((t) => ({
             type: 'function',
             function: { name: t.name, description: t.description, parameters: t.inputSchema },
           })),
         }
       : {}),
+    messages: toOpenAiMessages(request),
     [maxTokensField(baseUrl)]: request.maxTokens,
+    ...(effort === undefined ? {} : { reasoning_effort: effort }),
+    ...(request.promptCacheKey === undefined ? {} : { prompt_cache_key: request.promptCacheKey }),
     stream: true,
     // Without it the stream carries no token counts at all.
     stream_options: { include_usage: true },
   };
+}
+
+/** Chat Completions takes a level only; a token budget becomes the level nearest it. */
+function reasoningEffort(reasoning: Reasoning | undefined): 'low' | 'medium' | 'high' | undefined {
+  if (reasoning === undefined || reasoning === 'off') return undefined;
+  if (typeof reasoning === 'string') return reasoning;
+  return reasoning < 4_096 ? 'low' : reasoning < 16_384 ? 'medium' : 'high';
 }
 
 /**
@@ -109,7 +125,7 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
   const { endpoint, events, progress } = await openEventStream(PROVIDER, call, url, headers, openAiRequestBody(request, call.baseUrl));
 
   const slots = new Map<string, ToolSlot>();
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let usage: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   let stopReason: StopReason = 'end_turn';
   let refused = false;
   let sawFinish = false;
@@ -124,14 +140,13 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
       const chunk = frameJson(PROVIDER, ev.data, endpoint);
       if (!isPlainObject(chunk)) continue;
       if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
-      if (isPlainObject(chunk.usage)) {
-        usage.inputTokens = tokenCount(chunk.usage.prompt_tokens);
-        usage.outputTokens = tokenCount(chunk.usage.completion_tokens);
-      }
+      if (isPlainObject(chunk.usage)) usage = usageOf(chunk.usage);
       const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => isPlainObject(c) && (c.index ?? 0) === 0) : undefined;
       if (!isPlainObject(choice)) continue;
       const delta = isPlainObject(choice.delta) ? choice.delta : {};
       if (typeof delta.content === 'string') progress.appendText(delta.content);
+      // vLLM, DeepSeek and Ollama stream a reasoning model's thinking beside the content.
+      if (typeof delta.reasoning_content === 'string') progress.appendThinking(delta.reasoning_content);
       if (typeof delta.refusal === 'string' && delta.refusal !== '') {
         refused = true;
         progress.appendText(delta.refusal);
@@ -159,6 +174,19 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
   const toolCalls: ToolCall[] = [...slots.values()].map((s) => ({ id: s.id || generatedId(), name: s.name, ...toolInputFromText(s.args) }));
   return assistantMessage({ text: progress.text, toolCalls, stopReason: refused ? 'refusal' : stopReason, usage });
 };
+
+/** Cached input is part of `prompt_tokens`, reasoning part of `completion_tokens`. */
+function usageOf(u: Record<string, unknown>): Required<Usage> {
+  const prompt = isPlainObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const completion = isPlainObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
+  return {
+    inputTokens: tokenCount(u.prompt_tokens),
+    outputTokens: tokenCount(u.completion_tokens),
+    cacheReadTokens: tokenCount(prompt.cached_tokens),
+    cacheWriteTokens: 0,
+    reasoningTokens: tokenCount(completion.reasoning_tokens),
+  };
+}
 
 /**
  * Tool calls arrive in pieces keyed by `index`: the first piece brings `id` and `name`,

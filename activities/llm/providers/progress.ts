@@ -8,6 +8,8 @@ import type { StreamProgress } from './types';
 export class ProgressTracker {
   bytes = 0;
   text = '';
+  /** Thinking the provider streamed in the clear: shown apart, never part of `text`. */
+  thinking = '';
   toolCalls = 0;
 
   constructor(private readonly sink: ((p: StreamProgress) => void) | undefined) {}
@@ -24,12 +26,18 @@ export class ProgressTracker {
     this.report();
   }
 
+  appendThinking(delta: string): void {
+    if (delta === '') return;
+    this.thinking += delta;
+    this.report();
+  }
+
   toolCallStarted(): void {
     this.toolCalls += 1;
     this.report();
   }
 
   private report(): void {
-    this.sink?.({ bytes: this.bytes, text: this.text, toolCalls: this.toolCalls });
+    this.sink?.({ bytes: this.bytes, text: this.text, thinking: this.thinking, toolCalls: this.toolCalls });
   }
 }

@@ -21,6 +21,8 @@ export interface StreamProgress {
   bytes: number;
   /** The assistant text accumulated so far. */
   text: string;
+  /** The model's visible thinking so far (Anthropic thinking blocks, Gemini thought summaries). */
+  thinking: string;
   /** Tool calls started so far. */
   toolCalls: number;
 }
