@@ -489,6 +489,68 @@ describe('Gemini streamGenerateContent (alt=sse)', () => {
   });
 });
 
+describe('reasoning signatures, refused as the real APIs refuse them', () => {
+  const thinkingRequest = (model: string, messages: unknown[]) =>
+    post('/v1/messages', { model, max_tokens: 3_000, thinking: { type: 'enabled', budget_tokens: 2_048 }, stream: true, messages }, { headers: { 'x-api-key': 'sk-ant-test' } });
+
+  it('Anthropic with thinking on: streams a signed thinking block first, and takes it back unchanged', async () => {
+    const model = modelName('claude');
+    llm.script(model, { kind: 'tool_calls', thinking: 'Use the calculator.', calls: [{ id: 'toolu_1', name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: '2' });
+    const first = await thinkingRequest(model, [{ role: 'user', content: 'what is 1+1?' }]);
+    const payloads = dataFrames(first.frames).map(json);
+    expect(payloads[1]).toMatchObject({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    const signature = payloads.find((p) => p.delta?.type === 'signature_delta').delta.signature;
+    const thinking = { type: 'thinking', thinking: 'Use the calculator.', signature };
+    const toolUse = { type: 'tool_use', id: 'toolu_1', name: 'calculator', input: { expression: '1+1' } };
+    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '2' }] };
+
+    const missing = await thinkingRequest(model, [{ role: 'user', content: 'what is 1+1?' }, { role: 'assistant', content: [toolUse] }, result]);
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.raw).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`/) });
+
+    const altered = await thinkingRequest(model, [{ role: 'user', content: 'what is 1+1?' }, { role: 'assistant', content: [{ ...thinking, thinking: 'Use the calculator!' }, toolUse] }, result]);
+    expect(altered.status).toBe(400);
+    expect(JSON.parse(altered.raw).error.message).toBe('messages.1.content.0: Invalid `signature` in `thinking` block');
+
+    const intact = await thinkingRequest(model, [{ role: 'user', content: 'what is 1+1?' }, { role: 'assistant', content: [thinking, toolUse] }, result]);
+    expect(intact.status).toBe(200);
+    expect(llm.pending(model)).toBe(0);
+  });
+
+  it('Gemini 3: signs the first function call of a step, and refuses it back without its signature in the real API\'s words', async () => {
+    const model = modelName('gemini-3-flash');
+    llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }, { name: 'calculator', input: { expression: '2+2' } }] }, { kind: 'text', text: 'done' });
+    const first = await send('google', model, 'compute');
+    const parts = dataFrames(first.frames).flatMap((f) => json(f).candidates[0].content.parts ?? []);
+    const [signed, bare] = parts.filter((p: any) => p.functionCall);
+    expect(signed.thoughtSignature).toEqual(expect.any(String));
+    expect(bare.thoughtSignature).toBeUndefined();
+    const contents = (call: unknown) => [
+      { role: 'user', parts: [{ text: 'compute' }] },
+      { role: 'model', parts: [call, { functionCall: bare.functionCall }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'calculator', response: { output: '2' } } }, { functionResponse: { name: 'calculator', response: { output: '4' } } }] },
+    ];
+    const path = `/v1beta/models/${model}:streamGenerateContent?alt=sse`;
+
+    const missing = await post(path, { contents: contents({ functionCall: signed.functionCall }) });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.raw).error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', message: expect.stringMatching(/^Function call is missing a thought_signature in functionCall parts\./) });
+
+    const altered = await post(path, { contents: contents({ functionCall: { name: 'calculator', args: { expression: '1+2' } }, thoughtSignature: signed.thoughtSignature }) });
+    expect(altered.status).toBe(400);
+
+    const intact = await post(path, { contents: contents(signed) });
+    expect(intact.status).toBe(200);
+  });
+
+  it('Gemini before 3 signs nothing and checks nothing', async () => {
+    const model = modelName('gemini-2.5-flash');
+    llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: {} }] });
+    const parts = dataFrames((await send('google', model)).frames).flatMap((f) => json(f).candidates[0].content.parts ?? []);
+    expect(parts.some((p: any) => 'thoughtSignature' in p)).toBe(false);
+  });
+});
+
 describe.each(PROVIDERS)('every provider (%s)', (provider) => {
   it('fails loudly with a 400 naming the model when no reply is scripted for it', async () => {
     const model = modelName('unscripted');

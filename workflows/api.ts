@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import type { Usage } from './messages';
+import { ReasoningSchema, type Usage } from './messages';
 import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
@@ -36,6 +36,10 @@ export const SessionInputSchema = z
     /** Read-only tool calls that may run at once. */
     toolConcurrency: z.number().int().min(1).max(32).default(4),
     maxTokens: z.number().int().min(1).max(200_000).default(4096),
+    /** How hard the model may think before it answers: `off`, `low`, `medium`, `high` or a thinking budget in tokens. */
+    reasoning: ReasoningSchema.default('off'),
+    /** Prompt caching: cache breakpoints (Anthropic) and a cache key (OpenAI). On unless turned off. */
+    promptCache: z.boolean().default(true),
     /** With no message and no turn for this long, the session ends by itself. */
     idleTimeoutMs: z.number().int().min(1_000).max(30 * 24 * 3600_000).default(3600_000),
     /** Per-tool startToClose overrides in ms, for tools slower (or stricter) here than their defaults. */

@@ -78,6 +78,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     ...(config.system === undefined ? {} : { system: config.system }),
     tools: toolSpecs(enabledTools),
     maxTokens: config.maxTokens,
+    reasoning: config.reasoning,
+    // The session id keys OpenAI's prompt cache: every step of a session shares its prefix.
+    ...(config.promptCache ? { promptCacheKey: workflowId } : {}),
   };
   // A copy: sink calls leave the workflow when its activation ends, and the log may have
   // grown by then.

@@ -4,6 +4,7 @@ import type { PlannedCall, StreamPlan } from './wire/dialect';
 /** Turns a streaming reply into neutral content cut into frame-sized pieces. */
 
 const DEFAULT_CHUNK_SIZE = 8;
+const DEFAULT_THINKING = 'Let me think this through before I answer.';
 
 /** About one token per four characters: close enough for usage fields that must be plausible, not exact. */
 function estimateTokens(chars: number): number {
@@ -64,6 +65,7 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
   return {
     model,
     textPieces: pieces(text, chunkSize),
+    thinking: ('thinking' in reply ? reply.thinking : undefined) ?? DEFAULT_THINKING,
     calls,
     stopReason: ('stopReason' in reply ? reply.stopReason : undefined) ?? defaultStop,
     usage: reply.usage ?? {

@@ -22,6 +22,10 @@ import { z } from 'zod';
  *                   bounds the wait; when it passes the reply plays as if released.
  * - `usage`         `{ inputTokens, outputTokens }` to report instead of the estimate
  *                   (about one token per four characters).
+ *
+ * Text and tool-call replies also take `thinking`: the model's visible reasoning, streamed
+ * before the answer when the request turns thinking on (Anthropic `thinking`, Gemini
+ * `includeThoughts`), as a signed Anthropic thinking block or a Gemini thought part.
  */
 
 const DurationMs = z.number().int().nonnegative();
@@ -90,9 +94,13 @@ const ErrorShape = {
   code: z.string().min(1).optional(),
 };
 
+/** Default when thinking is on and the reply names none. */
+const Thinking = z.string().min(1).optional();
+
 export const TextReplySchema = z.strictObject({
   kind: z.literal('text'),
   text: z.string(),
+  thinking: Thinking,
   chunkSize: ChunkSize,
   /** Default `end_turn`. */
   stopReason: ScriptedStopReasonSchema.optional(),
@@ -104,6 +112,7 @@ export const ToolCallsReplySchema = z.strictObject({
   /** Text streamed before the calls. */
   text: z.string().optional(),
   calls: z.array(ScriptedToolCallSchema).min(1),
+  thinking: Thinking,
   chunkSize: ChunkSize,
   /** Default `tool_use`. */
   stopReason: ScriptedStopReasonSchema.optional(),

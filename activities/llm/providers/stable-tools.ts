@@ -12,7 +12,8 @@ export function stableTools(tools: readonly ToolSpec[]): ToolSpec[] {
     .map((t) => ({ name: t.name, description: t.description, inputSchema: sortedKeys(t.inputSchema) as Record<string, unknown> }));
 }
 
-function sortedKeys(value: unknown): unknown {
+/** The value with every object's keys in sorted order: one spelling for equal JSON. */
+export function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};

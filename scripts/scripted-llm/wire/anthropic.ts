@@ -1,6 +1,7 @@
 import { dataFrame, type Frame } from '../sse';
 import type { Dialect, ErrorShape, StreamPlan } from './dialect';
 import { randomId } from './random-id';
+import { sign, verify } from './signatures';
 
 /** Anthropic Messages, `POST /v1/messages` with `stream: true`. */
 
@@ -43,6 +44,49 @@ function event(type: string, payload: Record<string, unknown>, content = false):
   return dataFrame({ type, ...payload }, { event: type, content });
 }
 
+function thinkingEnabled(body: Record<string, unknown>): boolean {
+  const thinking = body.thinking as { type?: unknown } | undefined;
+  return typeof thinking === 'object' && thinking !== null && thinking.type === 'enabled';
+}
+
+type Block = { type?: unknown; thinking?: unknown; signature?: unknown };
+type MessageParam = { role?: unknown; content?: unknown };
+
+/**
+ * What the real API refuses when extended thinking is on, in its words: a budget that
+ * leaves no room for the answer, a thinking block whose signature does not match its
+ * thinking (altered, or not from the model), and a tool-use turn sent back without the
+ * thinking block it started with.
+ */
+function thinkingProblem(body: Record<string, unknown>, messages: unknown[]): string | null {
+  const budget = (body.thinking as { budget_tokens?: unknown }).budget_tokens;
+  if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) {
+    return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+  }
+  const blocksOf = (m: MessageParam): Block[] => (Array.isArray(m.content) ? (m.content as Block[]) : []);
+  for (const [i, message] of (messages as MessageParam[]).entries()) {
+    for (const [j, block] of blocksOf(message).entries()) {
+      if (block?.type === 'thinking' && !(typeof block.thinking === 'string' && verify('thinking', block.thinking, block.signature))) {
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      }
+    }
+  }
+  let lastAssistant = messages.length - 1;
+  while (lastAssistant >= 0 && (messages[lastAssistant] as MessageParam)?.role !== 'assistant') lastAssistant--;
+  const blocks = lastAssistant >= 0 ? blocksOf((messages as MessageParam[])[lastAssistant]!) : [];
+  const first = blocks[0]?.type;
+  if (blocks.some((b) => b?.type === 'tool_use') && first !== 'thinking' && first !== 'redacted_thinking') {
+    return (
+      `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first)}\`. ` +
+      'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). ' +
+      'We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. ' +
+      'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
+    );
+  }
+  return null;
+}
+
 export const anthropic: Dialect = {
   provider: 'anthropic',
   eol: '\n',
@@ -54,7 +98,7 @@ export const anthropic: Dialect = {
   problem(body) {
     if (body.stream !== true) return 'the scripted LLM serves streaming requests only: set "stream": true';
     if (!Array.isArray(body.messages)) return 'messages: Field required';
-    return null;
+    return thinkingEnabled(body) ? thinkingProblem(body, body.messages as unknown[]) : null;
   },
 
   modelFromBody(body) {
@@ -85,7 +129,7 @@ export const anthropic: Dialect = {
     };
   },
 
-  frames(plan: StreamPlan) {
+  frames(plan: StreamPlan, body: Record<string, unknown>) {
     const frames: Frame[] = [
       event('message_start', {
         message: {
@@ -108,11 +152,20 @@ export const anthropic: Dialect = {
 
     // Blocks are built first and closed afterwards, so a truncated stream can leave the last one open.
     const blocks: Frame[][] = [];
-    if (plan.textPieces.length > 0) {
+    if (thinkingEnabled(body)) {
+      // As the real API streams it: an empty block, the thinking in deltas, then its signature.
       blocks.push([
-        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        event('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+        event('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: plan.thinking } }, true),
+        event('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: sign('thinking', plan.thinking) } }),
+      ]);
+    }
+    if (plan.textPieces.length > 0) {
+      const index = blocks.length;
+      blocks.push([
+        event('content_block_start', { index, content_block: { type: 'text', text: '' } }),
         ...plan.textPieces.map((text) =>
-          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }, true),
+          event('content_block_delta', { index, delta: { type: 'text_delta', text } }, true),
         ),
       ]);
     }

@@ -8,6 +8,8 @@ export type Provider = 'anthropic' | 'openai' | 'google';
 export interface StreamPlan {
   model: string;
   textPieces: string[];
+  /** The reasoning to stream first, when the request turns thinking on. */
+  thinking: string;
   calls: PlannedCall[];
   stopReason: ScriptedStopReason;
   usage: { inputTokens: number; outputTokens: number };

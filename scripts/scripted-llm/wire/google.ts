@@ -1,6 +1,7 @@
 import { dataFrame, type Frame } from '../sse';
 import type { Dialect, ErrorShape, StreamPlan } from './dialect';
 import { randomId } from './random-id';
+import { functionCallContent, sign, verify } from './signatures';
 
 /** Gemini, `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`. */
 
@@ -45,6 +46,50 @@ const FINISH_REASONS = { end_turn: 'STOP', tool_use: 'STOP', max_tokens: 'MAX_TO
 
 const PATH = /^\/(v1|v1beta)\/models\/([^/:]+(?:\/[^/:]+)*):([A-Za-z]+)$/;
 
+/** Gemini 3 models sign their reasoning and require the signatures back. */
+function signsReasoning(model: string): boolean {
+  return model.replace(/^models\//, '').startsWith('gemini-3');
+}
+
+function includesThoughts(body: Record<string, unknown>): boolean {
+  const config = body.generationConfig as { thinkingConfig?: { includeThoughts?: unknown } } | undefined;
+  return config?.thinkingConfig?.includeThoughts === true;
+}
+
+type Content = { role?: unknown; parts?: unknown };
+type Part = { text?: unknown; functionCall?: { name?: unknown; args?: unknown }; functionResponse?: unknown; thoughtSignature?: unknown };
+
+/**
+ * Gemini 3 checks the function calls of the current turn (the model contents after the
+ * last user message that is not only function responses): the first call of each step
+ * must come back with the `thoughtSignature` it was sent with. The wording of a missing
+ * signature is the real API's; a signature that is not the one sent is refused too.
+ */
+function signatureProblem(contents: unknown[]): string | null {
+  const partsOf = (c: Content): Part[] => (Array.isArray(c?.parts) ? (c.parts as Part[]) : []);
+  let turnStart = 0;
+  contents.forEach((c, i) => {
+    const content = c as Content;
+    if (content?.role !== 'model' && partsOf(content).some((p) => typeof p?.text === 'string')) turnStart = i + 1;
+  });
+  for (let i = turnStart; i < contents.length; i++) {
+    const content = contents[i] as Content;
+    if (content?.role !== 'model') continue;
+    const call = partsOf(content).find((p) => typeof p?.functionCall === 'object' && p.functionCall !== null);
+    if (!call?.functionCall) continue;
+    const { name, args } = call.functionCall;
+    if (call.thoughtSignature === undefined) {
+      return (
+        'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, ' +
+        'and missing thought_signature may lead to degraded model performance. Additional data, function call ' +
+        `\`default_api:${String(name)}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`
+      );
+    }
+    if (!verify('functionCall', functionCallContent(name, args), call.thoughtSignature)) return 'Corrupted thought signature.';
+  }
+  return null;
+}
+
 export const google: Dialect = {
   provider: 'google',
   eol: '\r\n',
@@ -64,7 +109,8 @@ export const google: Dialect = {
     // Without alt=sse Gemini streams one JSON array instead of events; an SSE reader would hang on it.
     if (url.searchParams.get('alt') !== 'sse') return 'the scripted LLM serves alt=sse streams only: add ?alt=sse';
     if (!Array.isArray(body.contents)) return '* GenerateContentRequest.contents: contents is not specified';
-    return null;
+    const model = decodeURIComponent(PATH.exec(url.pathname)?.[2] ?? '');
+    return signsReasoning(model) ? signatureProblem(body.contents as unknown[]) : null;
   },
 
   modelFromBody() {
@@ -87,12 +133,20 @@ export const google: Dialect = {
     return { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
   },
 
-  frames(plan: StreamPlan) {
+  frames(plan: StreamPlan, body: Record<string, unknown>) {
     const responseId = randomId('', 22);
+    const signed = signsReasoning(plan.model);
     const parts: Array<Record<string, unknown>> = [
+      ...(includesThoughts(body) ? [{ text: plan.thinking, thought: true }] : []),
       ...plan.textPieces.map((text) => ({ text })),
-      // Gemini sends a call's arguments whole, as an object in one part; it has no argument deltas.
-      ...plan.calls.map((call) => ({ functionCall: { name: call.name, args: call.args } })),
+      // Gemini sends a call's arguments whole, as an object in one part; it has no argument
+      // deltas. Gemini 3 signs the first call of a step only, parallel calls after it bare.
+      ...plan.calls.map((call, i) => ({
+        functionCall: { name: call.name, args: call.args },
+        ...(signed && i === 0 ? { thoughtSignature: sign('functionCall', functionCallContent(call.name, call.args)) } : {}),
+      })),
+      // Without a call, Gemini 3 closes a reply with an empty text part that carries the signature.
+      ...(signed && plan.calls.length === 0 ? [{ text: '', thoughtSignature: sign('thinking', responseId) }] : []),
     ];
     const { inputTokens, outputTokens } = plan.usage;
     // usageMetadata is cumulative: each chunk reports the candidate tokens so far.

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLog, sendAndWait, startSession } from '../client/sessions';
+import type { SessionInput } from '../workflows/api';
+import { startHarness, type Harness } from './support/agent-harness';
+
+/**
+ * Sessions on a real dev server and worker against the scripted LLM, which refuses what
+ * the real APIs refuse: Gemini 3 a function call sent back without its thoughtSignature,
+ * Anthropic (with thinking on) a tool turn sent back without its thinking block or with
+ * it altered. Each session must get through its second step.
+ */
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+let n = 0;
+const unique = (name: string) => `${name}-${++n}-${Date.now()}`;
+const start = (input: Partial<SessionInput> & { model: string }) => startSession(h.client, h.env, { idleTimeoutMs: 120_000, ...input });
+
+type Body = Record<string, unknown>;
+const bodies = (model: string) => h.llm.requests({ model }).map((r) => r.body as Body);
+
+describe('provider data across steps, end to end', () => {
+  it('completes a Gemini 3 tool session in two steps: the call goes back with its thoughtSignature', async () => {
+    const model = unique('gemini-3-pro-preview');
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }, { name: 'calculator', input: { expression: '2+2' } }] },
+      { kind: 'text', text: '6*7 is 42 and 2+2 is 4.' },
+    );
+    const session = await start({ model: `google:${model}` });
+    const turn = await sendAndWait(session, 'compute both');
+    expect(turn).toMatchObject({ status: 'completed' });
+
+    const [first, second] = h.llm.requests({ model });
+    expect(second?.replyKind).toBe('text');
+    const log = await readLog(session);
+    const assistant = log.find((e) => e.type === 'assistant');
+    if (assistant?.type !== 'assistant') throw new Error('no assistant message');
+    const stored = assistant.message.providerData;
+    expect(stored?.provider).toBe('google');
+    const signature = stored?.provider === 'google' ? stored.parts[0]?.thoughtSignature : undefined;
+    expect(signature).toEqual(expect.any(String));
+    // Only the first of the parallel calls is signed, and it goes back exactly as it came.
+    const modelTurn = ((second?.body as Body).contents as { role: string; parts: Body[] }[]).find((c) => c.role === 'model');
+    expect(modelTurn?.parts).toEqual([
+      { functionCall: { name: 'calculator', args: { expression: '6*7' } }, thoughtSignature: signature },
+      { functionCall: { name: 'calculator', args: { expression: '2+2' } } },
+    ]);
+    expect(first?.replyKind).toBe('tool_calls');
+    const answer = log.filter((e) => e.type === 'assistant').at(-1);
+    expect(answer?.type === 'assistant' && answer.message.text).toBe('6*7 is 42 and 2+2 is 4.');
+  });
+
+  it('completes an Anthropic thinking-plus-tools session: the thinking block goes back unchanged, before the tool_use', async () => {
+    const model = unique('claude-thinking');
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', thinking: 'The user wants 6*7; the calculator will do.', calls: [{ name: 'calculator', input: { expression: '6*7' } }] },
+      { kind: 'text', thinking: 'The tool said 42.', text: 'It is 42.' },
+    );
+    const session = await start({ model: `anthropic:${model}`, reasoning: 'low', maxTokens: 1_000 });
+    expect(await sendAndWait(session, 'what is 6*7?')).toMatchObject({ status: 'completed' });
+
+    const [first, second] = bodies(model);
+    expect(first).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2_048 }, max_tokens: 3_048 });
+    const assistant = (second?.messages as { role: string; content: Body[] }[]).find((m) => m.role === 'assistant');
+    expect(assistant?.content.map((b) => b.type)).toEqual(['thinking', 'tool_use']);
+    expect(assistant?.content[0]).toMatchObject({ type: 'thinking', thinking: 'The user wants 6*7; the calculator will do.', signature: expect.any(String) });
+    expect(h.llm.requests({ model }).map((r) => r.replyKind)).toEqual(['tool_calls', 'text']);
+
+    // The log keeps the thinking apart from the answer, and counts it for `watch` and `log`.
+    const messages = (await readLog(session)).flatMap((e) => (e.type === 'assistant' ? [e.message] : []));
+    expect(messages.map((m) => m.text)).toEqual(['', 'It is 42.']);
+    expect(messages[1]?.providerData).toMatchObject({ provider: 'anthropic', thinking: [{ type: 'thinking', thinking: 'The tool said 42.' }] });
+  });
+});
