@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { ToolRunner } from '../activities/tools';
 import { PROVIDER_STREAMS } from '../activities/llm/providers';
 import type { Message } from '../workflows/messages';
+import { SESSION_LIMITS } from '../workflows/session-settings';
 import { BUILTIN_TOOLS, prepareToolCall, toolSpecs } from '../workflows/tools/registry';
 
 export interface PlainLoopDeps {
@@ -12,7 +13,7 @@ export interface PlainLoopDeps {
 }
 
 /** The session's default `maxTokens`, so both loops send the same request. */
-const MAX_TOKENS = 4096;
+const MAX_TOKENS = SESSION_LIMITS.maxTokens.default;
 
 /**
  * The agent loop without Temporal: the same provider adapter and the same tool runner

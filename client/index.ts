@@ -21,6 +21,7 @@ export {
   uiLink,
   type ForkOptions,
   type RunResult,
+  type RunSettings,
   type SessionHandle,
   type StartOptions,
   type TurnResult,

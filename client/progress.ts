@@ -72,12 +72,15 @@ function stateName(state: unknown): ActivityProgress['state'] {
   }
 }
 
-/** One line per thing in motion, e.g. `step 3 · llm · retrying in 12 s (attempt 3/11): overloaded`. */
+/**
+ * One line per thing in motion, e.g. `turn 1 · step 3/50 · llm … · retrying in 12 s (attempt 3/11): overloaded`;
+ * the step is shown against the turn's `maxSteps`, so a turn nearing its limit is seen coming.
+ */
 export function describeProgress(progress: Progress, now: number): string[] {
   const { state } = progress;
   if (state.status !== 'running') return [`session ${state.status}`];
   const lines: string[] = [];
-  const where = `turn ${state.turn} · step ${state.step}`;
+  const where = `turn ${state.turn} · step ${state.step}/${state.settings.maxSteps}`;
   for (const a of progress.activities) {
     const kind = a.activityType === 'callLlm' ? `llm ${state.model}` : a.activityType === 'runTool' ? 'tool' : a.activityType;
     const of = a.maximumAttempts > 0 ? `${a.attempt}/${a.maximumAttempts}` : `${a.attempt}`;

@@ -12,8 +12,10 @@ import {
   sendUpdate,
   stateQuery,
   type SessionInput,
+  type SessionState,
   type TurnOutcome,
 } from '../workflows/api';
+import type { SessionSettings } from '../workflows/session-settings';
 import { conversationOf, usageOf } from '../workflows/conversation';
 import { readLogPages } from '../workflows/log-pages';
 import type { agentSession } from '../workflows/session';
@@ -65,6 +67,8 @@ export async function startSession(client: Client, env: Pick<ClientEnv, 'AGENT_T
 export interface TurnResult {
   status: TurnOutcome['status'];
   turn?: number;
+  /** Why a completed turn ended: the model answered, or it reached the session's `maxSteps`. */
+  reason?: TurnOutcome['reason'];
   failure?: FailureSummary;
 }
 
@@ -74,7 +78,7 @@ export async function sendAndWait(handle: SessionHandle, text: string): Promise<
   if (!message.success) throw new UsageError(message.error.issues[0]?.message ?? 'invalid message');
   try {
     const outcome = await handle.executeUpdate(sendUpdate, { args: [message.data] });
-    return { status: outcome.status, turn: outcome.turn };
+    return { status: outcome.status, turn: outcome.turn, ...(outcome.reason ? { reason: outcome.reason } : {}) };
   } catch (error) {
     const outcome = turnOutcomeOf(error);
     if (outcome) return outcome;
@@ -107,12 +111,17 @@ export interface RunResult {
   workflowId: string;
   runId: string;
   status: TurnOutcome['status'];
+  reason?: TurnOutcome['reason'];
   failure?: FailureSummary;
   messages: Message[];
   /** How the turn's last answer stopped; `refusal` when the model refused. Absent when no answer was recorded. */
   stopReason?: StopReason;
   usage: Usage;
+  /** The settings the session ran with, as its `state` Query reports them (defaults filled in). */
+  settings: RunSettings;
 }
+
+export type RunSettings = SessionSettings & Pick<SessionState, 'model' | 'retryPolicy'>;
 
 /** `run`: start a session, send one prompt, wait for its turn, and end the session unless kept. */
 export async function runOnce(
@@ -126,16 +135,18 @@ export async function runOnce(
   const waiting = sendAndWait(handle, prompt);
   if (onProgress) await followProgress(client, handle, waiting, onProgress);
   const turn = await waiting;
-  const events = await readLog(handle);
+  const [events, state] = await Promise.all([readLog(handle), handle.query(stateQuery)]);
   if (!keep) await endSession(handle);
   return {
     workflowId: handle.workflowId,
     runId: handle.firstExecutionRunId,
     status: turn.status,
+    ...(turn.reason ? { reason: turn.reason } : {}),
     ...(turn.failure ? { failure: turn.failure } : {}),
     messages: conversationOf(events),
     ...lastStopReason(events),
     usage: usageOf(events),
+    settings: { model: state.model, retryPolicy: state.retryPolicy, ...state.settings },
   };
 }
 

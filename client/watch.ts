@@ -10,10 +10,12 @@ export type WatchItem =
   | { type: 'event'; event: SessionEvent }
   | {
       type: 'progress';
-      /** Human lines, e.g. `turn 1 · step 1 · llm anthropic:… · retrying in 12 s (attempt 3/11): overloaded`. */
+      /** Human lines, e.g. `turn 1 · step 1/50 · llm anthropic:… · retrying in 12 s (attempt 3/11): overloaded`. */
       lines: string[];
       turn: number;
       step: number;
+      /** The turn's step limit (the session's `maxSteps`). */
+      maxSteps: number;
       phase: 'idle' | 'llm' | 'tools' | 'approval';
       activities: ActivityProgress[];
       pendingApprovals: PendingApproval[];
@@ -98,7 +100,16 @@ export async function watchSession(client: Client, handle: SessionHandle, option
       const key = lines.join('\n');
       if (key !== lastProgress) {
         lastProgress = key;
-        onItem({ type: 'progress', lines, turn: state.turn, step: state.step, phase: state.phase, activities, pendingApprovals: state.pendingApprovals });
+        onItem({
+          type: 'progress',
+          lines,
+          turn: state.turn,
+          step: state.step,
+          maxSteps: state.settings.maxSteps,
+          phase: state.phase,
+          activities,
+          pendingApprovals: state.pendingApprovals,
+        });
       }
       if (wasSettled) {
         await drainLog();

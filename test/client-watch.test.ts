@@ -38,9 +38,9 @@ describe('npm run client -- watch', () => {
     await sendMessage(session, 'what is 6*7?');
     const w = watch(session.workflowId, '--until-idle');
     try {
-      await w.waitFor(/turn 1 · step 1 · llm anthropic:\S+ · running/);
+      await w.waitFor(/turn 1 · step 1\/50 · llm anthropic:\S+ · running/);
       expect(h.llm.release(model)).toBe(1);
-      await w.waitFor(/turn 1 · step 1 · llm anthropic:\S+ · retrying in [1-3] s \(attempt 2\/11\): overloaded/);
+      await w.waitFor(/turn 1 · step 1\/50 · llm anthropic:\S+ · retrying in [1-3] s \(attempt 2\/11\): overloaded/);
       await w.waitFor(/streaming \(\d+ chars\) …/, 30_000);
       expect(await w.exited).toBe(0);
     } finally {

@@ -4,6 +4,7 @@ import { ReasoningSchema, type Usage } from './messages';
 import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
+import { SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
 
 /**
  * The session workflow's interface: its input, Updates and Queries. The client imports the
@@ -28,32 +29,33 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
 export const SessionInputSchema = z
   .object({
     model: ModelRefSchema,
-    system: z.string().max(100_000).optional(),
+    system: z.string().max(100_000, { error: 'must be at most 100000 characters' }).optional(),
     /** Absent: the default ladder. `null`: one attempt per LLM call, nothing else changed. */
     retryPolicy: SessionRetryPolicySchema.optional(),
-    /** Steps one turn may take before it stops with reason `step_limit`. */
-    maxSteps: z.number().int().min(1).max(200).default(10),
+    /** Steps one turn may take before it stops with reason `step_limit`: a guard against runaway loops (see SESSION_LIMITS). */
+    maxSteps: boundedInt('maxSteps').default(SESSION_LIMITS.maxSteps.default),
     /** Read-only tool calls that may run at once. */
-    toolConcurrency: z.number().int().min(1).max(32).default(4),
-    maxTokens: z.number().int().min(1).max(200_000).default(4096),
+    toolConcurrency: boundedInt('toolConcurrency').default(SESSION_LIMITS.toolConcurrency.default),
+    /** Output tokens of one LLM call (why this default: SESSION_LIMITS). */
+    maxTokens: boundedInt('maxTokens').default(SESSION_LIMITS.maxTokens.default),
     /** How hard the model may think before it answers: `off`, `low`, `medium`, `high` or a thinking budget in tokens. */
     reasoning: ReasoningSchema.default('off'),
     /** Prompt caching: cache breakpoints (Anthropic) and a cache key (OpenAI). On unless turned off. */
     promptCache: z.boolean().default(true),
     /** With no message and no turn for this long, the session ends by itself. */
-    idleTimeoutMs: z.number().int().min(1_000).max(30 * 24 * 3600_000).default(3600_000),
+    idleTimeoutMs: boundedInt('idleTimeoutMs').default(SESSION_LIMITS.idleTimeoutMs.default),
     /** Per-tool startToClose overrides in ms, for tools slower (or stricter) here than their defaults. */
-    toolTimeouts: z.record(z.string(), z.number().int().min(100).max(24 * 3600_000)).default({}),
+    toolTimeouts: ToolTimeoutsSchema.default({}),
     /** Built-in tools this session may use; all of them when absent. */
-    tools: z.array(z.string().min(1)).optional(),
+    tools: z.array(ToolNameSchema).optional(),
     /** Side-effecting tools (or `*`) whose calls wait for a human decision. */
     approvalRequired: z.array(z.string().min(1)).default([]),
-    approvalTimeoutMs: z.number().int().min(1_000).max(7 * 24 * 3600_000).default(3600_000),
+    approvalTimeoutMs: boundedInt('approvalTimeoutMs').default(SESSION_LIMITS.approvalTimeoutMs.default),
     /**
      * Continue-as-new after this many history events, at the first moment no turn runs.
      * Without it the session continues as new when Temporal suggests it.
      */
-    continueAsNewAfterEvents: z.number().int().min(20).max(50_000).optional(),
+    continueAsNewAfterEvents: boundedInt('continueAsNewAfterEvents').optional(),
     /** The state an earlier run of this session carried over when it continued as new. */
     continued: z
       .object({
@@ -117,6 +119,8 @@ export interface SessionState {
   /** How many runs this session has had: it continues as new when its history grows long. */
   runs: number;
   forkedFrom?: { workflowId: string; atSeq?: number };
+  /** The settings this session runs with, defaults filled in. */
+  settings: SessionSettings;
 }
 
 export interface SessionResult {

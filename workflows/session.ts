@@ -40,6 +40,7 @@ import { DEFAULT_RETRY_POLICY, temporalRetryPolicyFor, type SessionRetryPolicy }
 import type { ScheduledCall } from './scheduler';
 import { AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from './session-log';
+import { settingsInForce } from './session-settings';
 import { toolActivityOptions } from './tools/activity-options';
 import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
 import type { ToolActivities } from './tools/tool-outcome';
@@ -186,6 +187,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     events: log.length,
     runs: config.continued?.runs ?? 1,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
+    settings: settingsInForce(config),
   }));
   setHandler(llmSettingsQuery, () => settings);
   setHandler(retryPolicyQuery, livePolicy);

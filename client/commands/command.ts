@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { agentSession } from '../../workflows/session';
 import { ModelRefSchema } from '../../workflows/model-ref';
-import { UsageError, type ClientEnv } from '../config';
+import { splitList, UsageError, type ClientEnv } from '../config';
 import { dim } from '../output';
 import { connectClient, type SessionHandle } from '../sessions';
 
@@ -78,12 +78,9 @@ export function parseModel(model: string): string {
   return parsed.data;
 }
 
-/** `a,b , c` → `['a', 'b', 'c']`. */
+/** `a,b , c` → `['a', 'b', 'c']`; an empty list is a mistake. */
 export function parseList(option: string, text: string): string[] {
-  const items = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+  const items = splitList(text);
   if (items.length === 0) throw new UsageError(`${option} needs a comma-separated list, e.g. ${option} write_file,http_request`);
   return items;
 }

@@ -2,14 +2,16 @@ import { bold, dim, formatConversation, formatUsage, green, red } from '../outpu
 import { runOnce, uiLink } from '../sessions';
 import { UsageError } from '../config';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
-import { SESSION_OPTIONS, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
+import { SESSION_OPTIONS, SESSION_OPTIONS_HELP, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
 
 export const runCommand: Command = {
   name: 'run',
   synopsis: `run --prompt TEXT ${SESSION_SYNOPSIS} [--keep] [--json]`,
   summary:
     'Starts a session, sends one prompt, waits for the turn (showing progress on stderr) and ends the session unless --keep. ' +
-    '--json prints {workflowId, runId, status, failure?, messages, stopReason?, usage}; a failed turn is status "failed" with its failure type, exit code 0.',
+    '--json prints {workflowId, runId, status, reason?, failure?, messages, stopReason?, usage, settings}; a failed turn is status "failed" with its failure type, exit code 0; ' +
+    'a turn that reached --max-steps is status "completed" with reason "step_limit"; settings are the ones the session ran with, defaults filled in.\n\n' +
+    SESSION_OPTIONS_HELP,
   async run(argv, { env }) {
     const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' }, keep: { type: 'boolean', default: false } }, []);
     if (values.prompt === undefined) throw new UsageError('run needs --prompt TEXT');
@@ -29,7 +31,8 @@ export const runCommand: Command = {
       if (result.stopReason === 'refusal') console.log(red('the model refused to answer'));
       const status = result.status === 'completed' ? green(result.status) : red(result.status);
       const failure = result.failure ? ` ${red(`${result.failure.type}: ${result.failure.message}`)}` : '';
-      console.log(`\n${bold('turn')} ${status}${failure}`);
+      const limit = result.reason === 'step_limit' ? ` ${red(`at the step limit of ${result.settings.maxSteps} steps (--max-steps)`)}` : '';
+      console.log(`\n${bold('turn')} ${status}${limit}${failure}`);
       console.log(dim(formatUsage(result.usage)));
       console.log(`${bold('UI')} ${uiLink(env, result.workflowId, result.runId)}`);
       return 0;

@@ -1,30 +1,205 @@
-import type { ClientEnv } from '../config';
+import { readFileSync } from 'node:fs';
+import { SessionInputSchema } from '../../workflows/api';
+import { SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
+import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
+import { UsageError, type ClientEnv } from '../config';
+import { parseRetryPolicyArg } from '../retry-policy';
 import type { StartOptions } from '../sessions';
-import { parseList, parseModel, parseWholeNumber } from './command';
+import { parseList, parseModel } from './command';
 
-/** Options of the session itself, shared by `start` and `run`. */
-export const SESSION_OPTIONS = {
-  model: { type: 'string' },
-  system: { type: 'string' },
-  id: { type: 'string' },
-  'approve-tools': { type: 'string' },
-  'approval-timeout': { type: 'string' },
-} as const;
+/**
+ * The session's own settings as flags of `start` and `run`. Each flag's value is checked
+ * by the same zod schema the session validates its input with (`SessionInputSchema`), so
+ * the client refuses exactly what the session would, in one line naming the flag and
+ * what it accepts, before anything reaches the server.
+ *
+ * A new flag is one entry in SESSION_FLAGS: its parseArgs type, its help line (ending
+ * with its default) and the settings its value sets.
+ */
+interface SessionFlag {
+  /** node:util parseArgs' option spec. */
+  arg: { type: 'string'; multiple?: true } | { type: 'boolean' };
+  /** The flag as the help shows it, e.g. `--max-steps N`. */
+  usage: string;
+  /** What it sets and its default. */
+  help: string;
+  read(value: string | boolean | string[]): Partial<StartOptions>;
+}
 
-export const SESSION_SYNOPSIS = '[--model provider:model] [--system TEXT] [--id ID] [--approve-tools TOOL,…|*] [--approval-timeout SECONDS]';
+const text = (usage: string, help: string, read: (text: string) => Partial<StartOptions>) =>
+  ({ arg: { type: 'string' } as const, usage, help, read: (value: string | boolean | string[]) => read(String(value)) }) satisfies SessionFlag;
 
-export function sessionOptionsFrom(
-  values: { model?: string; system?: string; id?: string; 'approve-tools'?: string; 'approval-timeout'?: string },
-  env: ClientEnv,
-): StartOptions {
-  return {
-    model: parseModel(values.model ?? env.AGENT_MODEL),
-    ...(values.system === undefined ? {} : { system: values.system }),
-    ...(values.id === undefined ? {} : { workflowId: values.id }),
+const repeatable = (usage: string, help: string, read: (texts: string[]) => Partial<StartOptions>) =>
+  ({
+    arg: { type: 'string', multiple: true } as const,
+    usage,
+    help,
+    read: (value: string | boolean | string[]) => read(Array.isArray(value) ? value : [String(value)]),
+  }) satisfies SessionFlag;
+
+type SettingName = keyof typeof SessionInputSchema.shape;
+
+/** Checks one setting with the session's own schema for it; `refusal` turns the schema's complaint into the line a person reads. */
+function checked<K extends SettingName>(name: K, value: unknown, refusal: (why: string) => string): StartOptions[K] {
+  const parsed = SessionInputSchema.shape[name].safeParse(value);
+  if (!parsed.success) throw new UsageError(refusal(parsed.error.issues[0]?.message ?? 'invalid'));
+  return parsed.data as StartOptions[K];
+}
+
+type CountName = 'maxSteps' | 'maxTokens' | 'toolConcurrency' | 'continueAsNewAfterEvents';
+type MillisecondsName = 'idleTimeoutMs' | 'approvalTimeoutMs' | 'toolTimeoutMs';
+
+const range = (name: CountName) => `a whole number from ${SESSION_LIMITS[name].min} to ${SESSION_LIMITS[name].max}`;
+const secondsRange = (name: MillisecondsName) => `seconds from ${SESSION_LIMITS[name].min / 1000} to ${SESSION_LIMITS[name].max / 1000}`;
+
+/** `''` is not 0: an empty value is refused, not read as the smallest number. */
+const numberOf = (text: string) => (text.trim() === '' ? Number.NaN : Number(text));
+
+/**
+ * Seconds, to the millisecond, as the session's milliseconds; anything else is NaN, which
+ * the session's schema refuses. Decimals beyond three places would not be whole ms.
+ */
+const millisecondsOf = (text: string) => (/^\s*\d+(\.\d{1,3})?\s*$/.test(text) ? Math.round(Number(text) * 1000) : Number.NaN);
+
+const count = (flag: string, name: CountName, value: string) =>
+  checked(name, numberOf(value), () => `${flag} must be ${range(name)}, got ${JSON.stringify(value)}`);
+
+const seconds = (flag: string, name: 'idleTimeoutMs' | 'approvalTimeoutMs', value: string) =>
+  checked(name, millisecondsOf(value), () => `${flag} must be ${secondsRange(name)}, got ${JSON.stringify(value)}`);
+
+/** `--tool-timeout read_file=30 --tool-timeout http_request=5` → `{ read_file: 30000, http_request: 5000 }`. */
+function toolTimeouts(entries: string[]): StartOptions['toolTimeouts'] {
+  const timeouts: Record<string, number> = {};
+  for (const entry of entries) {
+    const match = /^\s*([^=\s]+)\s*=\s*(\S+)\s*$/.exec(entry);
+    if (!match) throw new UsageError(`--tool-timeout needs NAME=SECONDS, e.g. read_file=30, got ${JSON.stringify(entry)}`);
+    const [, name = '', value = ''] = match;
+    const known = ToolNameSchema.safeParse(name);
+    if (!known.success) throw new UsageError(`--tool-timeout: ${known.error.issues[0]?.message ?? 'unknown tool'}`);
+    if (name in timeouts) throw new UsageError(`--tool-timeout gives ${name} twice`);
+    timeouts[name] = millisecondsOf(value);
+    checked('toolTimeouts', timeouts, () => `--tool-timeout ${name} must be ${secondsRange('toolTimeoutMs')}, got ${JSON.stringify(value)}`);
+  }
+  return timeouts;
+}
+
+function systemFile(path: string): Partial<StartOptions> {
+  let system: string;
+  try {
+    system = readFileSync(path, 'utf8');
+  } catch (error) {
+    // Node's message is `ENOENT: no such file or directory, open 'x'`: the part before the path is the reason.
+    const reason = (error instanceof Error ? error.message : String(error)).split(',')[0];
+    throw new UsageError(`--system-file cannot read ${JSON.stringify(path)}: ${reason}`);
+  }
+  return { system: checked('system', system, (why) => `--system-file ${JSON.stringify(path)}: the system prompt ${why}`) };
+}
+
+const TOOL_LIST = TOOL_NAMES.join(',');
+const TOOL_TIMEOUTS = BUILTIN_TOOLS.map((t) => `${t.name} ${t.timeouts.startToCloseMs / 1000}`).join(', ');
+
+/** Every flag of a session, in the order the help lists them. */
+export const SESSION_FLAGS = {
+  model: text('--model provider:model', 'the model (default AGENT_MODEL, else anthropic:claude-sonnet-4-5)', (v) => ({ model: parseModel(v) })),
+  system: text('--system TEXT', 'the system prompt (default none)', (v) => ({ system: checked('system', v, (why) => `--system ${why}`) })),
+  'system-file': text('--system-file PATH', 'the system prompt, read from a UTF-8 file (default none)', systemFile),
+  id: text('--id ID', 'the session id (default session-<uuid>)', (v) => ({ workflowId: v })),
+  'max-steps': text(
+    '--max-steps N',
+    `steps one turn may take, ${SESSION_LIMITS.maxSteps.min} to ${SESSION_LIMITS.maxSteps.max}; a turn that reaches it ends completed with reason step_limit. ` +
+      `It stops runaway loops, it does not limit a session, which takes any number of turns (default ${SESSION_LIMITS.maxSteps.default}, or AGENT_MAX_STEPS)`,
+    (v) => ({ maxSteps: count('--max-steps', 'maxSteps', v) }),
+  ),
+  'max-tokens': text(
+    '--max-tokens N',
+    `output tokens of one LLM call, ${SESSION_LIMITS.maxTokens.min} to ${SESSION_LIMITS.maxTokens.max}; lower it for models with a smaller limit (default ${SESSION_LIMITS.maxTokens.default}, or AGENT_MAX_TOKENS)`,
+    (v) => ({ maxTokens: count('--max-tokens', 'maxTokens', v) }),
+  ),
+  tools: text('--tools TOOL,…', `the only tools the model is offered (default all: ${TOOL_LIST}, or AGENT_TOOLS)`, (v) => ({
+    tools: checked('tools', parseList('--tools', v), (why) => `--tools: ${why}`),
+  })),
+  'tool-timeout': repeatable(
+    '--tool-timeout NAME=SECONDS',
+    `one tool call's time limit, ${secondsRange('toolTimeoutMs')}; repeat it for several tools (default, in seconds: ${TOOL_TIMEOUTS})`,
+    (v) => ({ toolTimeouts: toolTimeouts(v) }),
+  ),
+  'tool-concurrency': text(
+    '--tool-concurrency N',
+    `read-only tool calls run at once, ${SESSION_LIMITS.toolConcurrency.min} to ${SESSION_LIMITS.toolConcurrency.max} (default ${SESSION_LIMITS.toolConcurrency.default})`,
+    (v) => ({ toolConcurrency: count('--tool-concurrency', 'toolConcurrency', v) }),
+  ),
+  'idle-timeout': text(
+    '--idle-timeout SECONDS',
+    `the session ends by itself after this long without a message, ${secondsRange('idleTimeoutMs')} (default ${SESSION_LIMITS.idleTimeoutMs.default / 1000})`,
+    (v) => ({ idleTimeoutMs: seconds('--idle-timeout', 'idleTimeoutMs', v) }),
+  ),
+  'retry-policy': text(
+    "--retry-policy off|default|'<json>'",
+    'the LLM retry policy, as the retry-policy command takes it (default: default, 11 attempts, 1 s doubling to 30 s, 240 s budget)',
+    (v) => {
+      let policy;
+      try {
+        policy = parseRetryPolicyArg(v);
+      } catch (error) {
+        throw new UsageError(`--retry-policy: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      // `default` is what an absent policy means; `null` (off) is a policy of its own.
+      return policy === 'default' ? {} : { retryPolicy: policy };
+    },
+  ),
+  'continue-as-new-after': text(
+    '--continue-as-new-after EVENTS',
+    `continue as new once history has this many events, between turns, ${SESSION_LIMITS.continueAsNewAfterEvents.min} to ${SESSION_LIMITS.continueAsNewAfterEvents.max} (default: when Temporal suggests it)`,
+    (v) => ({ continueAsNewAfterEvents: count('--continue-as-new-after', 'continueAsNewAfterEvents', v) }),
+  ),
+  'approve-tools': text('--approve-tools TOOL,…|*', 'side-effecting tools whose calls wait for a human decision, * for all (default none)', (v) => ({
     // Only side-effecting tools (write_file, http_request) ever wait; `*` means all of them.
-    ...(values['approve-tools'] === undefined ? {} : { approvalRequired: parseList('--approve-tools', values['approve-tools']) }),
-    ...(values['approval-timeout'] === undefined
-      ? {}
-      : { approvalTimeoutMs: parseWholeNumber('--approval-timeout', values['approval-timeout'], 1, 7 * 24 * 3600) * 1000 }),
+    approvalRequired: checked('approvalRequired', parseList('--approve-tools', v), (why) => `--approve-tools: ${why}`),
+  })),
+  'approval-timeout': text(
+    '--approval-timeout SECONDS',
+    `how long a call waits for that decision, ${secondsRange('approvalTimeoutMs')} (default ${SESSION_LIMITS.approvalTimeoutMs.default / 1000})`,
+    (v) => ({ approvalTimeoutMs: seconds('--approval-timeout', 'approvalTimeoutMs', v) }),
+  ),
+} as const satisfies Record<string, SessionFlag>;
+
+type SessionFlagName = keyof typeof SESSION_FLAGS;
+
+/** The flags' parseArgs specs, for `parseCommandArgs`. */
+export const SESSION_OPTIONS = Object.fromEntries(Object.entries(SESSION_FLAGS).map(([name, flag]) => [name, flag.arg])) as {
+  [K in SessionFlagName]: (typeof SESSION_FLAGS)[K]['arg'];
+};
+
+export const SESSION_SYNOPSIS = '[SESSION OPTIONS]';
+
+/** The session options for `--help`: one per line, with its default. */
+export const SESSION_OPTIONS_HELP = `session options:\n${Object.values(SESSION_FLAGS)
+  .map((flag: SessionFlag) => `  ${flag.usage}\n      ${flag.help}`)
+  .join('\n')}`;
+
+/**
+ * The session options from the environment's defaults and the flags given. Two flags
+ * that set the same setting (`--system` and `--system-file`) are refused, not ranked.
+ */
+export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | boolean | string[] }, env: ClientEnv): StartOptions {
+  const fromFlags: Partial<StartOptions> = {};
+  const setBy = new Map<string, string>();
+  for (const name of Object.keys(SESSION_FLAGS) as SessionFlagName[]) {
+    const value = values[name];
+    if (value === undefined) continue;
+    const flag: SessionFlag = SESSION_FLAGS[name];
+    for (const [setting, settingValue] of Object.entries(flag.read(value))) {
+      const other = setBy.get(setting);
+      if (other) throw new UsageError(`${other} and --${name} both set ${setting}; give one of them`);
+      setBy.set(setting, `--${name}`);
+      Object.assign(fromFlags, { [setting]: settingValue });
+    }
+  }
+  return {
+    model: env.AGENT_MODEL,
+    ...(env.AGENT_MAX_STEPS === undefined ? {} : { maxSteps: env.AGENT_MAX_STEPS }),
+    ...(env.AGENT_MAX_TOKENS === undefined ? {} : { maxTokens: env.AGENT_MAX_TOKENS }),
+    ...(env.AGENT_TOOLS === undefined ? {} : { tools: env.AGENT_TOOLS }),
+    ...fromFlags,
   };
 }

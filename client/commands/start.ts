@@ -1,12 +1,12 @@
 import { bold, dim } from '../output';
 import { startSession, uiLink } from '../sessions';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
-import { SESSION_OPTIONS, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
+import { SESSION_OPTIONS, SESSION_OPTIONS_HELP, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
 
 export const startCommand: Command = {
   name: 'start',
   synopsis: `start ${SESSION_SYNOPSIS} [--json]`,
-  summary: 'Creates a session and prints its id and its Temporal UI link. The session waits for messages (send) and ends by itself after an hour idle.',
+  summary: `Creates a session and prints its id and its Temporal UI link. The session waits for messages (send) and ends by itself when idle (--idle-timeout).\n\n${SESSION_OPTIONS_HELP}`,
   async run(argv, { env }) {
     const { values } = parseCommandArgs(this, argv, SESSION_OPTIONS, []);
     const options = sessionOptionsFrom(values, env);

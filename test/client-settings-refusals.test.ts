@@ -1,0 +1,101 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseClientEnv } from '../client/config';
+import { SESSION_FLAGS, sessionOptionsFrom } from '../client/commands/session-options';
+import { SessionInputSchema } from '../workflows/api';
+import { SESSION_LIMITS } from '../workflows/session-settings';
+import { runEntry } from './support/cli';
+
+// Nothing listens here: a command that got as far as the server would fail with exit 1
+// and "cannot reach the Temporal server", so exit 2 proves the refusal came first.
+const NO_SERVER = { TEMPORAL_ADDRESS: 'localhost:1' };
+const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...NO_SERVER, ...env });
+
+const MISSING = path.join(import.meta.dirname, 'no-such-dir', 'system.txt');
+
+describe('a bad session setting on start and run', () => {
+  it.each([
+    [['--max-steps', '0'], 'client: --max-steps must be a whole number from 1 to 500, got "0"'],
+    [['--max-tokens', '1e9'], 'client: --max-tokens must be a whole number from 1 to 200000, got "1e9"'],
+    [['--tools', 'calculator,abacus'], 'client: --tools: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
+    [['--tool-timeout', 'read_file:5'], 'client: --tool-timeout needs NAME=SECONDS, e.g. read_file=30, got "read_file:5"'],
+    [['--tool-timeout', 'read_file=0'], 'client: --tool-timeout read_file must be seconds from 0.1 to 86400, got "0"'],
+    [['--tool-timeout', 'abacus=5'], 'client: --tool-timeout: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
+    [['--system-file', MISSING], `client: --system-file cannot read ${JSON.stringify(MISSING)}: ENOENT: no such file or directory`],
+    [['--tool-concurrency', '33'], 'client: --tool-concurrency must be a whole number from 1 to 32, got "33"'],
+    [['--idle-timeout', 'soon'], 'client: --idle-timeout must be seconds from 1 to 2592000, got "soon"'],
+    [['--continue-as-new-after', '20001'], 'client: --continue-as-new-after must be a whole number from 20 to 20000, got "20001"'],
+    [['--retry-policy', '{"maxRetries":99}'], 'client: --retry-policy: invalid retry policy: maxRetries: maxRetries must be at most 10'],
+    [['--system', 'x', '--system-file', import.meta.filename], 'client: --system and --system-file both set system; give one of them'],
+  ])('%j is refused in one line naming the flag and what it accepts, exit code 2, before contacting the server', async (flags, line) => {
+    for (const command of [['start'], ['run', '--prompt', 'hi']]) {
+      const result = await cli([...command, ...flags, '--json']);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n')).toEqual([line]);
+    }
+  });
+
+  it.each([
+    ['AGENT_MAX_STEPS', '0', 'client: AGENT_MAX_STEPS: must be a whole number from 1 to 500'],
+    ['AGENT_MAX_TOKENS', '1e9', 'client: AGENT_MAX_TOKENS: must be a whole number from 1 to 200000'],
+    ['AGENT_TOOLS', 'calculator,abacus', 'client: AGENT_TOOLS: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
+  ])('a bad %s=%s is refused in one line naming the variable, exit code 2', async (name, value, line) => {
+    const result = await cli(['run', '--prompt', 'hi'], { [name]: value });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([line]);
+  });
+});
+
+describe('--help of start and run', () => {
+  it.each(['start', 'run'])('%s --help lists every session flag with its default', async (command) => {
+    const result = await cli([command, '--help']);
+    expect(result.code).toBe(0);
+    for (const flag of Object.values(SESSION_FLAGS)) {
+      const at = result.stdout.indexOf(`\n  ${flag.usage}\n      `);
+      expect(at, flag.usage).toBeGreaterThan(0);
+      const help = result.stdout.slice(at).split('\n')[2] ?? '';
+      expect(help, flag.usage).toMatch(/\(default\b[^)]*\)$/);
+    }
+    expect(result.stdout).toContain('It stops runaway loops, it does not limit a session');
+  });
+});
+
+describe('the flags check with the session schema', () => {
+  const env = parseClientEnv({});
+  const model = 'anthropic:claude-sonnet-4-5';
+
+  it.each([
+    ['max-steps', 'maxSteps'],
+    ['max-tokens', 'maxTokens'],
+    ['tool-concurrency', 'toolConcurrency'],
+    ['continue-as-new-after', 'continueAsNewAfterEvents'],
+  ] as const)('--%s accepts exactly the range the session accepts for %s', (flag, setting) => {
+    const { min, max } = SESSION_LIMITS[setting];
+    for (const value of [min, max]) {
+      expect(sessionOptionsFrom({ [flag]: String(value) }, env)[setting]).toBe(value);
+      expect(SessionInputSchema.safeParse({ model, [setting]: value }).success).toBe(true);
+    }
+    for (const value of [min - 1, max + 1, min + 0.5]) {
+      expect(() => sessionOptionsFrom({ [flag]: String(value) }, env)).toThrow(`--${flag} must be a whole number from ${min} to ${max}`);
+      expect(SessionInputSchema.safeParse({ model, [setting]: value }).success).toBe(false);
+    }
+  });
+
+  it.each([
+    ['idle-timeout', 'idleTimeoutMs'],
+    ['approval-timeout', 'approvalTimeoutMs'],
+  ] as const)('--%s takes seconds within the range the session accepts for %s', (flag, setting) => {
+    const { min, max } = SESSION_LIMITS[setting];
+    expect(sessionOptionsFrom({ [flag]: String(min / 1000) }, env)[setting]).toBe(min);
+    expect(sessionOptionsFrom({ [flag]: String(max / 1000) }, env)[setting]).toBe(max);
+    expect(() => sessionOptionsFrom({ [flag]: String(max / 1000 + 1) }, env)).toThrow(`--${flag} must be seconds from ${min / 1000} to ${max / 1000}`);
+    expect(SessionInputSchema.safeParse({ model, [setting]: max + 1000 }).success).toBe(false);
+  });
+
+  it('turns --retry-policy off into no retries, default into the default ladder, JSON into a whole policy', () => {
+    expect(sessionOptionsFrom({ 'retry-policy': 'off' }, env).retryPolicy).toBeNull();
+    expect('retryPolicy' in sessionOptionsFrom({ 'retry-policy': 'default' }, env)).toBe(false);
+    expect(sessionOptionsFrom({ 'retry-policy': '{"maxRetries":3}' }, env).retryPolicy).toMatchObject({ maxRetries: 3, baseDelayMs: 1_000 });
+  });
+});

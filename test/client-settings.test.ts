@@ -1,0 +1,231 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLog } from '../client/sessions';
+import { stateQuery } from '../workflows/api';
+import type { agentSession } from '../workflows/session';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { runEntry } from './support/cli';
+
+let h: Harness;
+let workspace: string;
+beforeAll(async () => {
+  workspace = await mkdtemp(path.join(tmpdir(), 'client-settings-'));
+  h = await startHarness({ env: { AGENT_WORKSPACE: workspace } });
+});
+afterAll(async () => {
+  await h?.close();
+  await rm(workspace, { recursive: true, force: true });
+});
+
+const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...clientEnvOf(h), ...env });
+const runJson = async (args: string[], env: Record<string, string> = {}) => {
+  const result = await cli(['run', '--json', ...args], env);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+};
+const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+
+let models = 0;
+const newModel = (name: string) => `settings-${name}-${++models}-${Date.now()}`;
+
+/** 14 steps that each call the calculator, then an answer: a turn of exactly 15 steps. */
+function scriptFifteenSteps(model: string): void {
+  const calls = Array.from({ length: 14 }, (_, i) => ({ kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: `${i}+1` } }] }));
+  h.llm.script(model, ...calls, { kind: 'text', text: 'Done after fifteen steps.' });
+}
+
+describe('--max-steps', () => {
+  it('lets a scripted 15-step turn finish with --max-steps 20: exactly 15 LLM requests, completed with reason answered', async () => {
+    const model = newModel('fifteen');
+    scriptFifteenSteps(model);
+    const out = await runJson(['--prompt', 'count to fifteen', '--model', `anthropic:${model}`, '--max-steps', '20']);
+    expect(out).toMatchObject({ status: 'completed', reason: 'answered', settings: { maxSteps: 20 } });
+    expect(out.messages.at(-1)).toMatchObject({ role: 'assistant', text: 'Done after fifteen steps.' });
+    expect(h.llm.requests({ model })).toHaveLength(15);
+  });
+
+  it('ends the same turn completed with reason step_limit after 5 LLM requests with --max-steps 5', async () => {
+    const model = newModel('five');
+    scriptFifteenSteps(model);
+    const out = await runJson(['--prompt', 'count to fifteen', '--model', `openai:${model}`, '--max-steps', '5', '--keep']);
+    expect(out).toMatchObject({ status: 'completed', reason: 'step_limit', settings: { maxSteps: 5 } });
+    expect(out.failure).toBeUndefined();
+    expect(h.llm.requests({ model })).toHaveLength(5);
+    const events = await readLog(handle(out.workflowId));
+    expect(events.filter((e) => e.type === 'step/start')).toHaveLength(5);
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', status: 'completed', reason: 'step_limit' });
+    await handle(out.workflowId).terminate('test cleanup');
+  });
+
+  it('says so in the human output, and shows the step against the limit while the turn runs', async () => {
+    const model = newModel('human');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }], delayMs: 1_500 });
+    const result = await cli(['run', '--prompt', 'loop', '--model', `anthropic:${model}`, '--max-steps', '1']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/turn 1 · step 1\/1 · llm anthropic:\S+ · running/);
+    expect(result.stdout).toMatch(/^turn completed at the step limit of 1 steps \(--max-steps\)$/m);
+  });
+});
+
+describe('--max-tokens', () => {
+  const maxTokensOf = (body: unknown, provider: string): unknown => {
+    const b = body as { max_tokens?: number; generationConfig?: { maxOutputTokens?: number } };
+    return provider === 'google' ? b.generationConfig?.maxOutputTokens : b.max_tokens;
+  };
+
+  it.each(['anthropic', 'openai', 'google'])('reaches the provider request on %s, and AGENT_MAX_TOKENS sets the default it overrides', async (provider) => {
+    const flagged = `echo-${newModel('tokens')}`;
+    const out = await runJson(['--prompt', 'hi', '--model', `${provider}:${flagged}`, '--max-tokens', '8000'], { AGENT_MAX_TOKENS: '2000' });
+    expect(out.settings.maxTokens).toBe(8000);
+    const [request] = h.llm.requests({ model: flagged });
+    expect(maxTokensOf(request?.body, provider)).toBe(8000);
+
+    const fromEnv = `echo-${newModel('tokens-env')}`;
+    await runJson(['--prompt', 'hi', '--model', `${provider}:${fromEnv}`], { AGENT_MAX_TOKENS: '2000' });
+    expect(maxTokensOf(h.llm.requests({ model: fromEnv })[0]?.body, provider)).toBe(2000);
+  });
+
+  it('sends the raised default of 32000 output tokens when nothing sets it', async () => {
+    const model = `echo-${newModel('tokens-default')}`;
+    const out = await runJson(['--prompt', 'hi', '--model', `anthropic:${model}`]);
+    expect(out.settings.maxTokens).toBe(32_000);
+    expect(h.llm.requests({ model })[0]?.body).toMatchObject({ max_tokens: 32_000 });
+  });
+});
+
+describe('--tools', () => {
+  it('offers the model only the calculator with --tools calculator, and AGENT_TOOLS sets the default', async () => {
+    const model = `echo-${newModel('tools')}`;
+    const out = await runJson(['--prompt', 'hi', '--model', `anthropic:${model}`, '--tools', 'calculator']);
+    expect(out.settings.tools).toEqual(['calculator']);
+    const body = h.llm.requests({ model })[0]?.body as { tools: { name: string }[] };
+    expect(body.tools.map((t) => t.name)).toEqual(['calculator']);
+
+    const fromEnv = `echo-${newModel('tools-env')}`;
+    await runJson(['--prompt', 'hi', '--model', `openai:${fromEnv}`], { AGENT_TOOLS: 'read_file, calculator' });
+    const envBody = h.llm.requests({ model: fromEnv })[0]?.body as { tools: { function: { name: string } }[] };
+    expect(envBody.tools.map((t) => t.function.name).sort()).toEqual(['calculator', 'read_file']);
+  });
+});
+
+describe('--tool-timeout', () => {
+  it('times out a slow read with --tool-timeout read_file=1, and compensation answers the call', async () => {
+    // A FIFO nobody writes to: the real read_file blocks in open() until a writer comes.
+    const fifo = path.join(workspace, 'slow.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const model = newModel('slow-read');
+    h.llm.script(model, {
+      kind: 'tool_calls',
+      calls: [
+        { id: 'toolu_slow', name: 'read_file', input: { path: 'slow.fifo' } },
+        { id: 'toolu_quick', name: 'calculator', input: { expression: '2*3' } },
+      ],
+    });
+    try {
+      const started = Date.now();
+      const out = await runJson(['--prompt', 'read it', '--model', `anthropic:${model}`, '--tool-timeout', 'read_file=1', '--keep']);
+      expect(out.settings.toolTimeouts).toEqual({ read_file: 1_000 });
+      expect(out).toMatchObject({ status: 'failed', failure: { type: 'start_to_close_timeout' } });
+      // Three attempts of 1 s and their backoff, far below read_file's own 10 s.
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const events = await readLog(handle(out.workflowId));
+      const results = events.flatMap((e) => (e.type === 'tool/result' ? [[e.callId, e.code]] : []));
+      expect(results).toEqual([
+        ['toolu_quick', 'ok'],
+        ['toolu_slow', 'TOOL_OUTCOME_UNKNOWN'],
+      ]);
+      expect(events.at(-1)).toMatchObject({ type: 'turn/end', status: 'failed', failure: { type: 'start_to_close_timeout' } });
+      await handle(out.workflowId).terminate('test cleanup');
+    } finally {
+      // Lets the blocked reads finish (at EOF), so no thread of this process stays stuck.
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // ENXIO: no read is waiting.
+      }
+    }
+  });
+});
+
+describe('the settings in force', () => {
+  it('are reported by run --json and by the state Query, flags over defaults, defaults filled in', async () => {
+    const model = `echo-${newModel('all')}`;
+    const systemFile = path.join(workspace, 'system.txt');
+    await writeFile(systemFile, 'You are terse.\n');
+    const out = await runJson(
+      [
+        '--prompt', 'hi',
+        '--model', `google:${model}`,
+        '--system-file', systemFile,
+        '--max-steps', '7',
+        '--max-tokens', '1234',
+        '--tools', 'calculator,read_file',
+        '--tool-timeout', 'read_file=2.5',
+        '--tool-timeout', 'calculator=3',
+        '--tool-concurrency', '3',
+        '--idle-timeout', '600',
+        '--retry-policy', 'off',
+        '--continue-as-new-after', '500',
+        '--approval-timeout', '90',
+        '--keep',
+      ],
+      { AGENT_MAX_STEPS: '30' },
+    );
+    const settings = {
+      maxSteps: 7,
+      maxTokens: 1234,
+      tools: ['calculator', 'read_file'],
+      toolTimeouts: { read_file: 2_500, calculator: 3_000 },
+      toolConcurrency: 3,
+      idleTimeoutMs: 600_000,
+      approvalRequired: [],
+      approvalTimeoutMs: 90_000,
+      continueAsNewAfterEvents: 500,
+    };
+    // toMatchObject: settings added later (and their defaults) appear here too.
+    expect(out.settings).toMatchObject({ model: `google:${model}`, retryPolicy: null, ...settings });
+    expect(out.settings.toolTimeouts).toEqual(settings.toolTimeouts);
+    const state = await handle(out.workflowId).query(stateQuery);
+    expect(state).toMatchObject({ model: `google:${model}`, system: 'You are terse.\n', retryPolicy: null });
+    expect(state.settings).toMatchObject(settings);
+    expect({ ...state.settings, model: state.model, retryPolicy: state.retryPolicy }).toEqual(out.settings);
+    expect(h.llm.requests({ model })[0]?.body).toMatchObject({ systemInstruction: { parts: [{ text: 'You are terse.\n' }] } });
+    await handle(out.workflowId).terminate('test cleanup');
+
+    const plain = `echo-${newModel('defaults')}`;
+    const defaults = await runJson(['--prompt', 'hi', '--model', `anthropic:${plain}`], { AGENT_MAX_STEPS: '30' });
+    expect(defaults.settings).toMatchObject({
+      model: `anthropic:${plain}`,
+      retryPolicy: 'default',
+      maxSteps: 30,
+      maxTokens: 32_000,
+      tools: ['calculator', 'http_request', 'read_file', 'write_file'],
+      toolTimeouts: {},
+      toolConcurrency: 4,
+      idleTimeoutMs: 3_600_000,
+      approvalRequired: [],
+      approvalTimeoutMs: 3_600_000,
+    });
+  });
+
+  it('applies --retry-policy JSON to the LLM call: {"maxRetries":1} makes two attempts of an overloaded provider', async () => {
+    const model = newModel('retry');
+    h.llm.script(model, { kind: 'status', status: 529 }, { kind: 'status', status: 529 }, { kind: 'text', text: 'too late' });
+    const out = await runJson(['--prompt', 'hi', '--model', `anthropic:${model}`, '--retry-policy', '{"maxRetries":1,"baseDelayMs":100,"maxDelayMs":200}']);
+    expect(out.settings.retryPolicy).toMatchObject({ maxRetries: 1, baseDelayMs: 100, maxDelayMs: 200, budgetMs: 240_000 });
+    expect(out).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
+    expect(h.llm.requests({ model })).toHaveLength(2);
+  });
+
+  it('start takes the same flags: the session runs with them', async () => {
+    const result = await cli(['start', '--model', `anthropic:echo-${newModel('start')}`, '--max-steps', '12', '--tools', 'write_file', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const { workflowId } = JSON.parse(result.stdout);
+    expect((await handle(workflowId).query(stateQuery)).settings).toMatchObject({ maxSteps: 12, tools: ['write_file'] });
+    await handle(workflowId).terminate('test cleanup');
+  });
+});
