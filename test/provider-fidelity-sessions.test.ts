@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession } from '../client/sessions';
 import type { SessionInput } from '../workflows/api';
-import { startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { runEntry } from './support/cli';
 
 /**
  * Sessions on a real dev server and worker against the scripted LLM, which refuses what
@@ -78,5 +79,33 @@ describe('provider data across steps, end to end', () => {
     const messages = (await readLog(session)).flatMap((e) => (e.type === 'assistant' ? [e.message] : []));
     expect(messages.map((m) => m.text)).toEqual(['', 'It is 42.']);
     expect(messages[1]?.providerData).toMatchObject({ provider: 'anthropic', thinking: [{ type: 'thinking', thinking: 'The tool said 42.' }] });
+  });
+});
+
+describe('refusals and blocks, end to end', () => {
+  const run = (args: string[]) => runEntry('client/main.ts', ['run', ...args], clientEnvOf(h));
+
+  it.each(['anthropic', 'openai'])('%s: a refusal is a completed turn whose answer has stopReason refusal and the refusal text; run says so', async (provider) => {
+    const model = unique(`refuse-${provider}`);
+    h.llm.script(model, { kind: 'refusal', text: 'I cannot help with that request.' }, { kind: 'refusal', text: 'I cannot help with that request.' });
+    const json = await run(['--prompt', 'something bad', '--model', `${provider}:${model}`, '--json']);
+    const out = JSON.parse(json.stdout);
+    expect(out).toMatchObject({ status: 'completed', stopReason: 'refusal' });
+    expect(out.messages.at(-1)).toEqual({ role: 'assistant', text: 'I cannot help with that request.', toolCalls: [] });
+
+    const human = await run(['--prompt', 'something bad', '--model', `${provider}:${model}`]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('the model refused to answer');
+    expect(h.llm.requests({ model })).toHaveLength(2);
+  });
+
+  it('google: a blocked prompt fails the turn as content_blocked, naming the reason, and is never retried', async () => {
+    const model = unique('gemini-blocked');
+    h.llm.script(model, { kind: 'refusal', blockReason: 'PROHIBITED_CONTENT' }, { kind: 'text', text: 'a retry must never get here' });
+    const result = await run(['--prompt', 'something bad', '--model', `google:${model}`, '--json']);
+    const out = JSON.parse(result.stdout);
+    expect(out).toMatchObject({ status: 'failed', failure: { type: 'content_blocked', message: expect.stringContaining('PROHIBITED_CONTENT') } });
+    expect(h.llm.requests({ model })).toHaveLength(1);
+    expect(h.llm.pending(model)).toBe(1);
   });
 });

@@ -52,6 +52,9 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
     case 'malformed':
       text = reply.text ?? 'ok';
       break;
+    case 'refusal':
+      text = reply.text ?? "I can't help with that.";
+      break;
     case 'truncate':
     case 'stream_error':
     case 'reset':
@@ -72,6 +75,7 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
       inputTokens: Math.max(1, estimateTokens(JSON.stringify(requestBody ?? {}).length)),
       outputTokens: estimateTokens(outputChars),
     },
-    complete: reply.kind === 'text' || reply.kind === 'tool_calls' || reply.kind === 'empty' || reply.kind === 'malformed',
+    ...(reply.kind === 'refusal' ? { refusal: { blockReason: reply.blockReason ?? 'SAFETY' } } : {}),
+    complete: reply.kind === 'refusal' || reply.kind === 'text' || reply.kind === 'tool_calls' || reply.kind === 'empty' || reply.kind === 'malformed',
   };
 }

@@ -119,6 +119,20 @@ export const ToolCallsReplySchema = z.strictObject({
   ...ReplyOptions,
 });
 
+/**
+ * The model declines, as each provider says so: Anthropic streams the text and stops with
+ * `stop_reason: "refusal"`, OpenAI streams it as `refusal` deltas, and Gemini blocks the
+ * prompt outright (`promptFeedback.blockReason`, no candidate).
+ */
+export const RefusalReplySchema = z.strictObject({
+  kind: z.literal('refusal'),
+  /** Default `I can't help with that.` */
+  text: z.string().min(1).optional(),
+  /** Gemini's block reason. Default `SAFETY`. */
+  blockReason: z.string().min(1).optional(),
+  ...ReplyOptions,
+});
+
 /** A complete reply with no content: the terminal sentinel is present. */
 export const EmptyReplySchema = z.strictObject({
   kind: z.literal('empty'),
@@ -180,6 +194,7 @@ export const MalformedReplySchema = z.strictObject({
 export const ScriptedReplySchema = z.discriminatedUnion('kind', [
   TextReplySchema,
   ToolCallsReplySchema,
+  RefusalReplySchema,
   EmptyReplySchema,
   StatusReplySchema,
   TruncateReplySchema,

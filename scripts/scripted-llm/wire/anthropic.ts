@@ -197,7 +197,7 @@ export const anthropic: Dialect = {
     if (!plan.complete) return frames;
     frames.push(
       event('message_delta', {
-        delta: { stop_reason: plan.stopReason, stop_sequence: null },
+        delta: { stop_reason: plan.refusal ? 'refusal' : plan.stopReason, stop_sequence: null },
         usage: { output_tokens: plan.usage.outputTokens },
       }),
       event('message_stop', {}),

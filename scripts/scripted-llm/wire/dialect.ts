@@ -13,6 +13,8 @@ export interface StreamPlan {
   calls: PlannedCall[];
   stopReason: ScriptedStopReason;
   usage: { inputTokens: number; outputTokens: number };
+  /** Set when the model declines: the text pieces are the refusal, and Gemini blocks the prompt for this reason. */
+  refusal?: { blockReason: string };
   /** False for a stream that must end without its terminal sentinel (and without a stop reason). */
   complete: boolean;
 }

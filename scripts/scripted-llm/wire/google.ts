@@ -174,6 +174,12 @@ export const google: Dialect = {
       );
     };
 
+    // A blocked prompt gets no candidate at all: one chunk with the reason and the prompt's count.
+    if (plan.refusal) {
+      const { inputTokens } = plan.usage;
+      const blocked = { promptFeedback: { blockReason: plan.refusal.blockReason }, usageMetadata: { promptTokenCount: inputTokens, totalTokenCount: inputTokens }, modelVersion: plan.model, responseId };
+      return [dataFrame(blocked, { content: true })];
+    }
     const finishReason = FINISH_REASONS[plan.stopReason];
     if (parts.length === 0) return plan.complete ? [chunk(undefined, 0, finishReason)] : [];
     // The finish reason rides on the last content chunk, not on a frame of its own.

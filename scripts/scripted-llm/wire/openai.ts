@@ -127,7 +127,8 @@ export const openai: Dialect = {
     const frames: Frame[] = [
       // A reply that is only tool calls opens with `content: null`, as the real API does.
       dataFrame(chunk([choice({ role: 'assistant', content: hasText || plan.calls.length === 0 ? '' : null, refusal: null })])),
-      ...plan.textPieces.map((content) => dataFrame(chunk([choice({ content })]), { content: true })),
+      // A refusal streams in its own field, never as content.
+      ...plan.textPieces.map((piece) => dataFrame(chunk([choice(plan.refusal ? { refusal: piece } : { content: piece })]), { content: true })),
     ];
     plan.calls.forEach((call, index) => {
       frames.push(
