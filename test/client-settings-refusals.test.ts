@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseClientEnv } from '../client/config';
@@ -58,6 +59,22 @@ describe('--help of start and run', () => {
       expect(help, flag.usage).toMatch(/\(default\b[^)]*\)$/);
     }
     expect(result.stdout).toContain('It stops runaway loops, it does not limit a session');
+  });
+});
+
+describe('the README', () => {
+  it('lists every session flag of start and run with its default, and the AGENT_* defaults the session has', async () => {
+    const readme = (await readFile(path.join(import.meta.dirname, '..', 'README.md'), 'utf8')).replaceAll('\\|', '|');
+    for (const flag of Object.values(SESSION_FLAGS)) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${flag.usage}\` | `));
+      expect(row, flag.usage).toBeDefined();
+      expect(row?.split(' | ')[1]?.trim(), flag.usage).not.toBe('');
+    }
+    expect(readme).toContain(`| \`AGENT_MAX_STEPS\` | \`${SESSION_LIMITS.maxSteps.default}\` |`);
+    expect(readme).toContain(`| \`AGENT_MAX_TOKENS\` | \`${SESSION_LIMITS.maxTokens.default}\` |`);
+    expect(readme).toContain(`| \`--max-steps N\` | \`${SESSION_LIMITS.maxSteps.default}\`, or \`AGENT_MAX_STEPS\` |`);
+    expect(readme).toContain(`| \`--max-tokens N\` | \`${SESSION_LIMITS.maxTokens.default}\`, or \`AGENT_MAX_TOKENS\` |`);
+    expect(readme).toContain('| `AGENT_TOOLS` |');
   });
 });
 
