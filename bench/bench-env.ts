@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClientConnection } from '../connection/connect-client';
+import { loadConnectionConfig } from '../connection/connection-config';
 import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer, type DevServerOptions } from '../scripts/server';
 import type { ScriptedLlm } from '../scripts/scripted-llm/server';
 import type { Bundles } from './bundles';
@@ -55,8 +57,10 @@ export async function openBenchEnv(options: {
     await server.stop();
     throw error;
   });
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
+  // The same connection code as the worker and the CLI, pointed at the private server.
+  const temporal = loadConnectionConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace });
+  const connection = await connectClientConnection(temporal);
+  const client = new Client({ connection, namespace: temporal.namespace });
   const workers = new Set<BenchWorker>();
   return {
     server,

@@ -5,6 +5,8 @@
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Agent } from 'undici';
+import { connectWorkerConnection } from '../connection/connect-worker';
+import { loadConnectionConfig } from '../connection/connection-config';
 import { parseWorkerEnv } from '../worker/config';
 import { createAgentWorker } from '../worker/create-worker';
 import { createFloorActivities, type StepProbes } from './floor/activities';
@@ -26,14 +28,12 @@ async function createWorker(config: WorkerChildConfig, connection: NativeConnect
   }
   if (!config.llmUrl) throw new Error('an agent worker needs llmUrl');
   const env = parseWorkerEnv({
-    TEMPORAL_ADDRESS: config.address,
-    TEMPORAL_NAMESPACE: config.namespace,
     AGENT_TASK_QUEUE: config.taskQueue,
     ANTHROPIC_BASE_URL: config.llmUrl,
     ANTHROPIC_API_KEY: 'bench-key',
     AGENT_WORKSPACE: config.workspaceDir,
   });
-  return createAgentWorker({ connection, env, dispatcher, workflowBundle, overrides: config.tuning });
+  return createAgentWorker({ connection, namespace: config.namespace, env, dispatcher, workflowBundle, overrides: config.tuning });
 }
 
 async function main(): Promise<void> {
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const config = WorkerChildConfigSchema.parse(JSON.parse(process.argv[2] ?? '{}'));
   // The benchmark reads numbers, not worker chatter; warnings still reach the log file.
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const connection = await NativeConnection.connect({ address: config.address });
+  const connection = await connectWorkerConnection(loadConnectionConfig({ TEMPORAL_ADDRESS: config.address, TEMPORAL_NAMESPACE: config.namespace }));
   const dispatcher = new Agent();
   const probes: StepProbes = new Map();
   const worker = await createWorker(config, connection, dispatcher, probes);

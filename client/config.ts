@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
+import { ConnectionConfigError } from '../connection/errors';
 import { SessionInputSchema } from '../workflows/api';
 import { ModelRefSchema } from '../workflows/model-ref';
 
@@ -10,10 +12,11 @@ export function splitList(text: string): string[] {
     .filter((s) => s !== '');
 }
 
-/** The client's environment, parsed once; the same names as the worker's and Temporal's CLI. */
+/**
+ * The client's environment, parsed once; the same names as the worker's. How it reaches
+ * Temporal is read by `connection/`, as Temporal's CLI reads it (`connection` below).
+ */
 export const ClientEnvSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, { message: 'TEMPORAL_ADDRESS must be host:port' }).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   AGENT_TASK_QUEUE: z.string().min(1).default('agent'),
   AGENT_MODEL: ModelRefSchema.default('anthropic:claude-sonnet-4-5'),
   /**
@@ -30,14 +33,22 @@ export const ClientEnvSchema = z.object({
     .default('http://localhost:8233')
     .transform((v) => v.replace(/\/+$/, '')),
 });
-export type ClientEnv = z.output<typeof ClientEnvSchema>;
+export type ClientEnv = z.output<typeof ClientEnvSchema> & { connection: TemporalConnectionConfig };
 
 export function parseClientEnv(env: Record<string, string | undefined>): ClientEnv {
   const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = ClientEnvSchema.safeParse(blankless);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { ...parsed.data, connection: connectionConfigOf(env) };
   const issue = parsed.error.issues[0];
   throw new UsageError(`${String(issue?.path[0] ?? 'environment')}: ${issue?.message ?? 'invalid'}`);
+}
+
+function connectionConfigOf(env: Record<string, string | undefined>): TemporalConnectionConfig {
+  try {
+    return loadConnectionConfig(env);
+  } catch (error) {
+    throw error instanceof ConnectionConfigError ? new UsageError(error.message) : error;
+  }
 }
 
 /** A mistake of the caller's: printed as one line, never with a stack trace. */

@@ -45,7 +45,9 @@ every command:
 exit codes: 0 done (also a turn that failed: see its status), 1 the session or the server
   refused or failed, 2 a mistake in the command line, 130 interrupted (Ctrl-C)
 
-environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default),
+environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_API_KEY,
+  TEMPORAL_TLS, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH,
+  TEMPORAL_TLS_SERVER_NAME, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (temporal.toml, as the temporal CLI),
   AGENT_TASK_QUEUE (agent), AGENT_MODEL (anthropic:claude-sonnet-4-5), TEMPORAL_UI_URL (http://localhost:8233)`;
 
 async function main(argv: string[], signal: AbortSignal): Promise<number> {
@@ -68,17 +70,20 @@ async function main(argv: string[], signal: AbortSignal): Promise<number> {
       interrupt.abort();
     });
   }
-  return command.run(rest, { env: parseClientEnv(process.env), signal });
+  const env = parseClientEnv(process.env);
+  server = { namespace: env.connection.namespace, address: env.connection.address };
+  return command.run(rest, { env, signal });
 }
 
 const verbose = process.argv.includes('--verbose');
 const interrupt = new AbortController();
+/** Where the command went, for error lines; the defaults until the environment is read. */
+let server = { namespace: 'default', address: 'localhost:7233' };
 
 main(process.argv.slice(2), interrupt.signal).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const env = { namespace: process.env.TEMPORAL_NAMESPACE || 'default', address: process.env.TEMPORAL_ADDRESS || 'localhost:7233' };
-    const { message, exitCode } = explainError(error, env);
+    const { message, exitCode } = explainError(error, server);
     if (verbose) console.error(error);
     console.error(`client: ${message}`);
     process.exit(exitCode);

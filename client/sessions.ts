@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { Client, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import {
@@ -22,6 +22,8 @@ import type { agentSession } from '../workflows/session';
 import type { Message, StopReason, Usage } from '../workflows/messages';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
+import { connectClientConnection } from '../connection/connect-client';
+import { ConnectionFailedError } from '../connection/errors';
 import { UsageError, type ClientEnv } from './config';
 import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
@@ -33,19 +35,19 @@ export type SessionHandle = WorkflowHandle<typeof agentSession>;
  *   and AGENT_ENCRYPTION_KEY_ID. It must be the worker's, or the client reads ciphertext.
  */
 export async function connectClient(
-  env: Pick<ClientEnv, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>,
+  env: Pick<ClientEnv, 'connection'>,
   encryption: EncryptionKey | undefined = encryptionKeyFromEnv(process.env),
 ): Promise<Client> {
-  const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 5_000 }).catch((error: unknown) => {
-    throw new ServerUnreachableError(`cannot reach the Temporal server at ${env.TEMPORAL_ADDRESS}: ${error instanceof Error ? error.message : String(error)}`);
+  const connection = await connectClientConnection(env.connection).catch((error: unknown) => {
+    throw error instanceof ConnectionFailedError ? new ServerUnreachableError(error.message) : error;
   });
-  return new Client({ connection, namespace: env.TEMPORAL_NAMESPACE, ...(encryption ? { dataConverter: clientDataConverter(encryption) } : {}) });
+  return new Client({ connection, namespace: env.connection.namespace, ...(encryption ? { dataConverter: clientDataConverter(encryption) } : {}) });
 }
 
 /** The Temporal UI page of a workflow run's history. */
-export function uiLink(env: Pick<ClientEnv, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'>, workflowId: string, runId?: string): string {
+export function uiLink(env: Pick<ClientEnv, 'TEMPORAL_UI_URL' | 'connection'>, workflowId: string, runId?: string): string {
   const run = runId ? `/${encodeURIComponent(runId)}` : '';
-  return `${env.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(env.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}${run}/history`;
+  return `${env.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(env.connection.namespace)}/workflows/${encodeURIComponent(workflowId)}${run}/history`;
 }
 
 export interface StartOptions extends SessionInput {

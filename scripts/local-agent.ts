@@ -21,7 +21,8 @@ export interface LocalAgent {
   client: Client;
   llm: ScriptedLlm;
   taskQueue: string;
-  env: WorkerEnv;
+  /** The worker's settings, and where it connects as a client process's environment spells it. */
+  env: WorkerEnv & { TEMPORAL_ADDRESS: string; TEMPORAL_NAMESPACE: string };
   /** The running worker's copy of its sessions' logs; a restarted worker starts with an empty one, as a new process would. */
   readonly logCache: SessionLogCache;
   /** Starts the worker again (after `stopWorker`), e.g. to show a session surviving a restart. */
@@ -50,9 +51,8 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
   quietRuntime();
   const llm = await startScriptedLlm();
   const taskQueue = options.taskQueue ?? `agent-${randomUUID()}`;
-  const env = parseWorkerEnv({
-    TEMPORAL_ADDRESS: options.address,
-    TEMPORAL_NAMESPACE: options.namespace ?? 'default',
+  const namespace = options.namespace ?? 'default';
+  const workerEnv = parseWorkerEnv({
     AGENT_TASK_QUEUE: taskQueue,
     ANTHROPIC_BASE_URL: llm.url,
     OPENAI_BASE_URL: llm.url,
@@ -63,6 +63,7 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
     AGENT_WORKSPACE: '.data/local-agent-workspace',
     ...options.env,
   });
+  const env = { ...workerEnv, TEMPORAL_ADDRESS: options.address, TEMPORAL_NAMESPACE: namespace };
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
   const client = new Client({ connection: clientConnection, namespace: env.TEMPORAL_NAMESPACE });
@@ -74,6 +75,7 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
     logCache = logCacheFor(env);
     const worker = await createAgentWorker({
       connection,
+      namespace,
       env,
       dispatcher,
       logCache,

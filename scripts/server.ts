@@ -16,8 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
-// Not re-exported from the package root; the only public mapping from our key types to the wire enum.
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { addSearchAttributes, CLI_TYPE_NAMES, searchAttributeGaps } from '../worker/search-attribute-gaps';
 import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { PROJECT_ROOT, temporalCliPath } from './temporal-binaries';
 
@@ -75,17 +74,6 @@ export interface DevServer {
 export const DEFAULT_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'system.enableActivityEagerExecution': true,
   'history.transferProcessorMaxPollRPS': 1000,
-};
-
-/** The CLI spells search attribute types in PascalCase. */
-const CLI_TYPE_NAMES: Record<SearchAttributeType, string> = {
-  TEXT: 'Text',
-  KEYWORD: 'Keyword',
-  INT: 'Int',
-  DOUBLE: 'Double',
-  BOOL: 'Bool',
-  DATETIME: 'Datetime',
-  KEYWORD_LIST: 'KeywordList',
 };
 
 const STOP_GRACE_MS = 10_000;
@@ -251,22 +239,12 @@ export async function ensureSearchAttributes(
   keys: readonly SearchAttributeKey<SearchAttributeType>[],
 ): Promise<void> {
   if (keys.length === 0) return;
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing: Record<string, number> = {};
-  for (const key of keys) {
-    const wanted = encodeSearchAttributeIndexedValueType(key.type);
-    if (wanted === undefined) throw new Error(`search attribute ${key.name}: unknown type ${key.type}`);
-    const existing = customAttributes?.[key.name];
-    if (existing === undefined || existing === null) missing[key.name] = wanted;
-    else if (existing !== wanted) {
-      throw new Error(
-        `search attribute ${key.name} is already registered with another type than ${key.type}; use a fresh --db-filename`,
-      );
-    }
+  const gaps = await searchAttributeGaps(connection.operatorService, namespace, keys);
+  const [wrong] = gaps.wrongType;
+  if (wrong) {
+    throw new Error(`search attribute ${wrong.key.name} is already registered as ${wrong.registered}, not ${wrong.key.type}; use a fresh --db-filename`);
   }
-  if (Object.keys(missing).length > 0) {
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
-  }
+  await addSearchAttributes(connection.operatorService, namespace, gaps.missing);
 }
 
 /** A port that was free a moment ago (the OS picks it); good enough for tests on one machine. */

@@ -11,7 +11,9 @@ import { parseClientEnv } from '../client/config';
 import { bold, dim, formatConversation, green, red } from '../client/output';
 import { connectClient, runOnce, uiLink } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
-import { DEFAULT_DB_FILE, startDevServer, waitUntilServing, type DevServer } from './server';
+import { connectClientConnection } from '../connection/connect-client';
+import type { TemporalConnectionConfig } from '../connection/connection-config';
+import { DEFAULT_DB_FILE, startDevServer, type DevServer } from './server';
 import { PROJECT_ROOT } from './temporal-binaries';
 import { spawnWorker, type WorkerProcess } from './worker-process';
 
@@ -29,7 +31,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => void stopAll().then(() => process.exit(0)));
 
   try {
-    const server = await ensureTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE, env.TEMPORAL_UI_URL);
+    const server = await ensureTemporal(env.connection, env.TEMPORAL_UI_URL);
     if (server) stops.push(() => server.stop());
 
     const hasKey = Boolean(process.env.ANTHROPIC_API_KEY || process.env.OPENAI_API_KEY || process.env.GEMINI_API_KEY);
@@ -41,7 +43,7 @@ async function main(): Promise<number> {
       step(`scripted LLM on ${llm.url} (no provider key set)`);
     }
 
-    const worker = await startWorker(env.TEMPORAL_ADDRESS, llm);
+    const worker = await startWorker(env.connection.address, llm);
     stops.push(() => worker.kill('SIGTERM'));
 
     const model = llm ? `anthropic:${DEMO_MODEL}` : env.AGENT_MODEL;
@@ -77,9 +79,17 @@ function step(text: string): void {
   console.log(`${green('●')} ${text}`);
 }
 
-/** The dev server, unless one already answers at TEMPORAL_ADDRESS. */
-async function ensureTemporal(address: string, namespace: string, uiUrl: string): Promise<DevServer | undefined> {
-  const existing = await waitUntilServing(address, namespace, 1_000).catch(() => undefined);
+/**
+ * The dev server, unless the configured Temporal answers. A secured one (TLS, an API key)
+ * is never replaced by a local dev server: if it does not answer, that is the error.
+ */
+async function ensureTemporal(temporal: TemporalConnectionConfig, uiUrl: string): Promise<DevServer | undefined> {
+  const { address } = temporal;
+  const secured = temporal.security !== 'plaintext' || temporal.usesApiKey;
+  const existing = await connectClientConnection(temporal, 1_000).catch((error: unknown) => {
+    if (secured) throw error;
+    return undefined;
+  });
   if (existing) {
     await existing.close();
     step(`Temporal at ${address} answers; using it`);
@@ -107,6 +117,8 @@ async function startWorker(address: string, llm: ScriptedLlm | undefined): Promi
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: address,
+      // A server of our own, or one the developer runs for this: the worker may set it up.
+      AGENT_REGISTER_SEARCH_ATTRIBUTES: 'true',
       ...(llm ? { ANTHROPIC_BASE_URL: llm.url, OPENAI_BASE_URL: llm.url, GEMINI_BASE_URL: llm.url } : {}),
     },
     logFile,

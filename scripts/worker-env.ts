@@ -20,8 +20,8 @@ export interface AgentWorkerEnvOptions {
   extra?: Record<string, string>;
 }
 
-/** Prefixes of variables a test worker must not inherit. */
-const OWN_PREFIXES = ['AGENT_', 'ANTHROPIC_', 'OPENAI_', 'GEMINI_', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'];
+/** Prefixes of variables a test worker must not inherit: the agent's, and how to reach a Temporal server (connection/). */
+const OWN_PREFIXES = ['AGENT_', 'ANTHROPIC_', 'OPENAI_', 'GEMINI_', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'TEMPORAL_PROFILE', 'TEMPORAL_CONFIG_FILE', 'TEMPORAL_GRPC_META_'];
 
 export function agentWorkerEnv(options: AgentWorkerEnvOptions): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !OWN_PREFIXES.some((p) => name.startsWith(p))));

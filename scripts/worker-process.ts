@@ -20,10 +20,10 @@ export interface WorkerProcess {
  * `npm run worker` as a child process: what `npm start` runs, and what the crash tests
  * kill with SIGKILL. Its output goes to `logFile`.
  */
-export async function spawnWorker(options: { env: NodeJS.ProcessEnv; logFile: string; readyTimeoutMs?: number }): Promise<WorkerProcess> {
+export async function spawnWorker(options: { env: NodeJS.ProcessEnv; logFile: string; readyTimeoutMs?: number; args?: readonly string[] }): Promise<WorkerProcess> {
   await mkdir(path.dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_MAIN], {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_MAIN, ...(options.args ?? [])], {
     cwd: PROJECT_ROOT,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -77,7 +77,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
   });
 
   it.each([['start'], ['list'], ['log', 'session-x'], ['send', 'session-x', 'hi']])('%s says in one line that the server cannot be reached', async (...args) => {
-    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 1, /^client: cannot reach the Temporal server at localhost:1: /);
+    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 1, /^client: cannot reach the Temporal server at localhost:1 \(TEMPORAL_ADDRESS\): /);
   });
 
   it.each([

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConnectionConfig } from '../connection/connection-config';
 import { connectClient, endSession, exportHistory, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { startCodecServer, type CodecServer } from '../scripts/codec-server';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
@@ -144,7 +145,7 @@ describe('a session with encryption on, on a dev server with its own SQLite file
     llm = await startScriptedLlm();
     const taskQueue = `encryption-${randomUUID()}`;
     worker = await startWorkerProcess('encryption', agentWorkerEnv({ address: server.address, taskQueue, llmUrl: llm.url, extra: keyEnv }));
-    const env = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default' };
+    const env = { connection: loadConnectionConfig({ TEMPORAL_ADDRESS: server.address }) };
     client = await connectClient(env, key);
     clients.push(client);
 
@@ -207,7 +208,7 @@ describe('a session with encryption on, on a dev server with its own SQLite file
 
   it('fails clearly for a client with the wrong key (PayloadDecryptionError naming AGENT_ENCRYPTION_KEY), and for one with no key', async () => {
     await endSession(ok);
-    const env = { TEMPORAL_ADDRESS: server?.address ?? '', TEMPORAL_NAMESPACE: 'default' };
+    const env = { connection: loadConnectionConfig({ TEMPORAL_ADDRESS: server?.address }) };
     const wrong = await connectClient(env, { id: key.id, bytes: randomBytes(32) });
     const none = await connectClient(env, undefined);
     clients.push(wrong, none);

@@ -9,13 +9,17 @@ const url = (name: string, fallback: string) =>
 
 const positiveMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+const flag = (name: string) =>
+  z
+    .enum(['true', 'false', '1', '0'], { message: `${name} must be true or false` })
+    .default('false')
+    .transform((v) => v === 'true' || v === '1');
+
 /**
- * The worker's environment, parsed once at start. Names follow Temporal's own tools
- * (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`) so one shell serves both.
+ * The worker's environment, parsed once at start. How it reaches Temporal (address,
+ * namespace, TLS, API key, profile) is read by `connection/`, by Temporal's own conventions.
  */
 export const WorkerEnvSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, { message: 'TEMPORAL_ADDRESS must be host:port' }).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   AGENT_TASK_QUEUE: z.string().min(1).default('agent'),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url('ANTHROPIC_BASE_URL', 'https://api.anthropic.com'),
@@ -46,6 +50,13 @@ export const WorkerEnvSchema = z.object({
    * sessions are read by Query again. 0 turns the copy off.
    */
   AGENT_LOG_CACHE_MB: z.coerce.number().nonnegative().default(128),
+  /** Register the agent's search attributes in the namespace at start, instead of stopping when they are missing. */
+  AGENT_REGISTER_SEARCH_ATTRIBUTES: flag('AGENT_REGISTER_SEARCH_ATTRIBUTES'),
+  /** After SIGTERM: how long running activities get to finish; the process is gone by then, also when the server is not. */
+  AGENT_SHUTDOWN_GRACE_MS: positiveMs(30_000),
+  /** Worker Versioning: the Worker Deployment this worker is a version of, and its build id. Both or neither. */
+  AGENT_DEPLOYMENT_NAME: z.string().min(1).optional(),
+  AGENT_BUILD_ID: z.string().min(1).optional(),
 });
 export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 
@@ -57,7 +68,12 @@ export class ConfigError extends Error {
 export function parseWorkerEnv(env: Record<string, string | undefined>): WorkerEnv {
   const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = WorkerEnvSchema.safeParse(blankless);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const { AGENT_DEPLOYMENT_NAME: deployment, AGENT_BUILD_ID: buildId } = parsed.data;
+    if (deployment !== undefined && buildId === undefined) throw new ConfigError('AGENT_BUILD_ID: required with AGENT_DEPLOYMENT_NAME (Worker Versioning needs both)');
+    if (buildId !== undefined && deployment === undefined) throw new ConfigError('AGENT_DEPLOYMENT_NAME: required with AGENT_BUILD_ID (Worker Versioning needs both)');
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   const name = String(issue?.path[0] ?? 'environment');
   throw new ConfigError(`${name}: ${issue?.message ?? 'invalid'}`);

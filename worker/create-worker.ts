@@ -9,6 +9,7 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 
 export interface AgentWorkerOptions {
   connection: NativeConnection;
+  namespace: string;
   env: WorkerEnv;
   dispatcher: Dispatcher;
   /** A prebuilt bundle (tests build one per file); otherwise `workflows/` is bundled at start. */
@@ -30,6 +31,27 @@ export interface AgentWorkerOptions {
 /** The worker's copy of its sessions' logs, sized by `AGENT_LOG_CACHE_MB`. */
 export function logCacheFor(env: Pick<WorkerEnv, 'AGENT_LOG_CACHE_MB'>): SessionLogCache {
   return new SessionLogCache(env.AGENT_LOG_CACHE_MB * 1024 * 1024);
+}
+
+/** What running activities get of the shutdown grace before they are cancelled. */
+export function activityGraceMs(graceMs: number): number {
+  return Math.floor(graceMs * 0.8);
+}
+
+/**
+ * Worker Versioning, when AGENT_DEPLOYMENT_NAME and AGENT_BUILD_ID are set: sessions are
+ * Pinned to the version that started them, so a deploy never replays a running session on
+ * new code; they move to the current version when they continue as new (workflows/session.ts).
+ */
+function versioningOptions(env: Pick<WorkerEnv, 'AGENT_DEPLOYMENT_NAME' | 'AGENT_BUILD_ID'>): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  if (env.AGENT_DEPLOYMENT_NAME === undefined || env.AGENT_BUILD_ID === undefined) return {};
+  return {
+    workerDeploymentOptions: {
+      version: { deploymentName: env.AGENT_DEPLOYMENT_NAME, buildId: env.AGENT_BUILD_ID },
+      useWorkerVersioning: true,
+      defaultVersioningBehavior: 'PINNED',
+    },
+  };
 }
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
@@ -55,7 +77,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   });
   return Worker.create({
     connection: options.connection,
-    namespace: env.TEMPORAL_NAMESPACE,
+    namespace: options.namespace,
     taskQueue: env.AGENT_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: { ...activities, ...options.activityOverrides },
@@ -65,9 +87,11 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // one): a cancelled turn would keep streaming, or keep a tool running, that long.
     maxHeartbeatThrottleInterval: '2 seconds',
     defaultHeartbeatThrottleInterval: '2 seconds',
-    // A deploy stops workers gracefully: running tool calls and streams get this long to
-    // finish before they are cancelled, instead of becoming TOOL_OUTCOME_UNKNOWN at once.
-    shutdownGraceTime: '10 seconds',
+    // A deploy stops workers gracefully: running tool calls and streams get most of the
+    // grace to finish before they are cancelled, instead of becoming TOOL_OUTCOME_UNKNOWN
+    // at once; the rest is for the cancellations to reach them and be reported.
+    shutdownGraceTime: activityGraceMs(env.AGENT_SHUTDOWN_GRACE_MS),
+    ...versioningOptions(env),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...options.overrides,
   });

@@ -1,31 +1,65 @@
 import { mkdir } from 'node:fs/promises';
-import { NativeConnection } from '@temporalio/worker';
+import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
-import { ConfigError, parseWorkerEnv } from './config';
+import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
+import { connectWorkerConnection } from '../connection/connect-worker';
+import { ConnectionConfigError, ConnectionFailedError } from '../connection/errors';
+import { ConfigError, parseWorkerEnv, type WorkerEnv } from './config';
 import { createAgentWorker } from './create-worker';
 import { EncryptionConfigError, encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
+import { checkNamespace, NamespaceCheckError } from './namespace-check';
+import { armShutdownDeadline } from './shutdown-deadline';
 
 async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'register-search-attributes': { type: 'boolean', default: false } } });
   const env = parseWorkerEnv(process.env);
+  const temporal = loadConnectionConfig(process.env);
   // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
   const encryption = encryptionKeyFromEnv(process.env);
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
-  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS }).catch((error: unknown) => {
-    throw new ConfigError(`cannot reach the Temporal server at ${env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS): ${error instanceof Error ? error.message : String(error)}`);
-  });
+  const connection = await connectWorkerConnection(temporal);
   const dispatcher = new Agent();
+  const shutdown = armShutdownDeadline(env.AGENT_SHUTDOWN_GRACE_MS, (line) => console.log(line));
   try {
-    const worker = await createAgentWorker({ connection, env, dispatcher, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}) });
+    const registered = await checkNamespace({
+      connection,
+      namespace: temporal.namespace,
+      address: temporal.address,
+      register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
+    });
+    if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}) });
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
-    console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${env.TEMPORAL_ADDRESS} (namespace ${env.TEMPORAL_NAMESPACE})`);
-    await worker.run();
+    console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);
+    await worker.run().catch((error: unknown) => {
+      // Stopping with the server gone ends run() with the server's error: the stop was asked for.
+      if (!shutdown.requested) throw error;
+      console.log(`worker: stopped (${firstLine(error)})`);
+    });
   } finally {
     await dispatcher.close();
     await connection.close();
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError || error instanceof EncryptionConfigError ? `worker: ${error.message}` : error);
-  process.exit(1);
-});
+function describe(temporal: TemporalConnectionConfig, env: WorkerEnv): string {
+  const security = temporal.security === 'plaintext' ? '' : `, ${temporal.security === 'mtls' ? 'mTLS' : 'TLS'}`;
+  const key = temporal.usesApiKey ? ', API key' : '';
+  const version = env.AGENT_DEPLOYMENT_NAME ? `, version ${env.AGENT_DEPLOYMENT_NAME}:${env.AGENT_BUILD_ID}` : '';
+  return `${temporal.address} (namespace ${temporal.namespace}${security}${key}${version})`;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+/** Mistakes of configuration or of the namespace are one line; anything else keeps its stack. */
+const ONE_LINE_ERRORS = [ConfigError, EncryptionConfigError, ConnectionConfigError, ConnectionFailedError, NamespaceCheckError];
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(ONE_LINE_ERRORS.some((type) => error instanceof type) ? `worker: ${(error as Error).message}` : error);
+    process.exit(1);
+  },
+);

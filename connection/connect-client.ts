@@ -1,0 +1,19 @@
+import { Connection } from '@temporalio/client';
+import type { TemporalConnectionConfig } from './connection-config';
+import { ConnectionFailedError } from './errors';
+import { explainConnectFailure } from './explain-connect-failure';
+import { diagnoseTls } from './tls-diagnosis';
+
+/**
+ * A client connection (`@temporalio/client`), for the CLI, `npm start` and the benchmark.
+ * Fails once, in one line, instead of retrying: a wrong address or key does not get
+ * better by waiting.
+ */
+export async function connectClientConnection(config: TemporalConnectionConfig, connectTimeoutMs = 5_000): Promise<Connection> {
+  try {
+    return await Connection.connect({ ...config.options, connectTimeout: connectTimeoutMs });
+  } catch (error) {
+    const tlsReason = config.security === 'plaintext' ? undefined : await diagnoseTls(config);
+    throw new ConnectionFailedError(explainConnectFailure(config, tlsReason === undefined ? error : new Error(tlsReason)));
+  }
+}

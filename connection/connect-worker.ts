@@ -1,0 +1,16 @@
+import { NativeConnection } from '@temporalio/worker';
+import type { TemporalConnectionConfig } from './connection-config';
+import { ConnectionFailedError } from './errors';
+import { explainConnectFailure } from './explain-connect-failure';
+
+/**
+ * The worker's connection (`@temporalio/worker`, the Rust core). A separate file from the
+ * client's so the CLI never loads the native bridge. Fails once, in one line.
+ */
+export async function connectWorkerConnection(config: TemporalConnectionConfig): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(config.options);
+  } catch (error) {
+    throw new ConnectionFailedError(explainConnectFailure(config, error));
+  }
+}
