@@ -109,3 +109,30 @@ describe('refusals and blocks, end to end', () => {
     expect(h.llm.pending(model)).toBe(1);
   });
 });
+
+describe('usage as the providers report it, end to end', () => {
+  const run = (args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
+
+  it.each(['anthropic', 'openai', 'google'] as const)('%s: cache read/write and reasoning tokens per step in log, per turn in run --json, in the session result', async (provider) => {
+    const model = unique(`usage-${provider}`);
+    // Only Anthropic bills cache writes apart; the others report none.
+    const write = provider === 'anthropic' ? 30 : 0;
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }], usage: { inputTokens: 1_000, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: write, reasoningTokens: 20 } },
+      { kind: 'text', text: 'It is 42.', usage: { inputTokens: 1_100, outputTokens: 70, cacheReadTokens: 900, cacheWriteTokens: 0, reasoningTokens: 40 } },
+    );
+    const result = await run(['run', '--prompt', 'what is 6*7?', '--model', `${provider}:${model}`, '--json', '--keep']);
+    const out = JSON.parse(result.stdout);
+    const total = { inputTokens: 2_100, outputTokens: 120, cacheReadTokens: 900, cacheWriteTokens: write, reasoningTokens: 60 };
+    expect(out.usage).toEqual(total);
+
+    const log = await run(['log', out.workflowId]);
+    expect(log.stdout).toContain(`tokens in 1000${write ? ` (cache write ${write})` : ''} · out 50 (reasoning 20)`);
+    expect(log.stdout).toContain('tokens in 1100 (cache read 900) · out 70 (reasoning 40)');
+
+    const session = h.client.workflow.getHandle(out.workflowId);
+    await session.executeUpdate('end');
+    await expect(session.result()).resolves.toMatchObject({ usage: total });
+  });
+});

@@ -20,8 +20,9 @@ import { z } from 'zod';
  *                   (or `POST /_scripted/_release?model=…`), for a test that needs the request
  *                   in flight at a moment of its choosing. `holdTimeoutMs` (default 30 000)
  *                   bounds the wait; when it passes the reply plays as if released.
- * - `usage`         `{ inputTokens, outputTokens }` to report instead of the estimate
- *                   (about one token per four characters).
+ * - `usage`         `{ inputTokens, outputTokens }` (and optionally `cacheReadTokens`,
+ *                   `cacheWriteTokens`, `reasoningTokens`, parts of those totals) to report
+ *                   instead of the estimate (about one token per four characters).
  *
  * Text and tool-call replies also take `thinking`: the model's visible reasoning, streamed
  * before the answer when the request turns thinking on (Anthropic `thinking`, Gemini
@@ -45,8 +46,14 @@ const ReplyOptions = {
   holdTimeoutMs: z.number().int().positive().optional(),
   usage: z
     .strictObject({
+      /** All the input, cached or not. */
       inputTokens: z.number().int().nonnegative(),
+      /** All the output, reasoning included. */
       outputTokens: z.number().int().nonnegative(),
+      /** The parts of those totals, each reported in its provider's own field. */
+      cacheReadTokens: z.number().int().nonnegative().optional(),
+      cacheWriteTokens: z.number().int().nonnegative().optional(),
+      reasoningTokens: z.number().int().nonnegative().optional(),
     })
     .optional(),
 };

@@ -44,6 +44,16 @@ function event(type: string, payload: Record<string, unknown>, content = false):
   return dataFrame({ type, ...payload }, { event: type, content });
 }
 
+/** Anthropic counts cache reads and writes beside `input_tokens`, not inside it. */
+function inputUsage(plan: StreamPlan) {
+  const { inputTokens, cacheReadTokens = 0, cacheWriteTokens = 0 } = plan.usage;
+  return {
+    input_tokens: Math.max(0, inputTokens - cacheReadTokens - cacheWriteTokens),
+    cache_creation_input_tokens: cacheWriteTokens,
+    cache_read_input_tokens: cacheReadTokens,
+  };
+}
+
 function thinkingEnabled(body: Record<string, unknown>): boolean {
   const thinking = body.thinking as { type?: unknown } | undefined;
   return typeof thinking === 'object' && thinking !== null && thinking.type === 'enabled';
@@ -140,12 +150,7 @@ export const anthropic: Dialect = {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: {
-            input_tokens: plan.usage.inputTokens,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: 0,
-            output_tokens: 1,
-          },
+          usage: { ...inputUsage(plan), output_tokens: 1 },
         },
       }),
     ];
@@ -198,7 +203,12 @@ export const anthropic: Dialect = {
     frames.push(
       event('message_delta', {
         delta: { stop_reason: plan.refusal ? 'refusal' : plan.stopReason, stop_sequence: null },
-        usage: { output_tokens: plan.usage.outputTokens },
+        // Cumulative, and repeating the input side, as the current API does.
+        usage: {
+          ...inputUsage(plan),
+          output_tokens: plan.usage.outputTokens,
+          ...(plan.usage.reasoningTokens ? { output_tokens_details: { thinking_tokens: plan.usage.reasoningTokens } } : {}),
+        },
       }),
       event('message_stop', {}),
     );

@@ -12,7 +12,7 @@ export interface StreamPlan {
   thinking: string;
   calls: PlannedCall[];
   stopReason: ScriptedStopReason;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
   /** Set when the model declines: the text pieces are the refusal, and Gemini blocks the prompt for this reason. */
   refusal?: { blockReason: string };
   /** False for a stream that must end without its terminal sentinel (and without a stop reason). */

@@ -148,7 +148,9 @@ export const google: Dialect = {
       // Without a call, Gemini 3 closes a reply with an empty text part that carries the signature.
       ...(signed && plan.calls.length === 0 ? [{ text: '', thoughtSignature: sign('thinking', responseId) }] : []),
     ];
-    const { inputTokens, outputTokens } = plan.usage;
+    const { inputTokens, cacheReadTokens = 0, reasoningTokens = 0 } = plan.usage;
+    // Gemini reports thinking beside the candidates, not inside them.
+    const outputTokens = plan.usage.outputTokens - reasoningTokens;
     // usageMetadata is cumulative: each chunk reports the candidate tokens so far.
     const chunk = (part: Record<string, unknown> | undefined, done: number, finishReason?: string): Frame => {
       const candidatesTokenCount = parts.length === 0 ? outputTokens : Math.round((outputTokens * done) / parts.length);
@@ -165,7 +167,9 @@ export const google: Dialect = {
           usageMetadata: {
             promptTokenCount: inputTokens,
             candidatesTokenCount,
-            totalTokenCount: inputTokens + candidatesTokenCount,
+            totalTokenCount: inputTokens + candidatesTokenCount + reasoningTokens,
+            ...(cacheReadTokens > 0 ? { cachedContentTokenCount: cacheReadTokens } : {}),
+            ...(reasoningTokens > 0 ? { thoughtsTokenCount: reasoningTokens } : {}),
           },
           modelVersion: plan.model,
           responseId,

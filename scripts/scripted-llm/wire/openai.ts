@@ -148,15 +148,15 @@ export const openai: Dialect = {
     if (!plan.complete) return frames;
     frames.push(dataFrame(chunk([choice({}, FINISH_REASONS[plan.stopReason])])));
     if (includeUsage) {
-      const { inputTokens, outputTokens } = plan.usage;
+      const { inputTokens, outputTokens, cacheReadTokens = 0, reasoningTokens = 0 } = plan.usage;
       frames.push(
         dataFrame(
           chunk([], {
             prompt_tokens: inputTokens,
             completion_tokens: outputTokens,
             total_tokens: inputTokens + outputTokens,
-            prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-            completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
+            prompt_tokens_details: { cached_tokens: cacheReadTokens, audio_tokens: 0 },
+            completion_tokens_details: { reasoning_tokens: reasoningTokens, audio_tokens: 0 },
           }),
         ),
       );
