@@ -86,7 +86,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
     [['send', 'session-x'], /^client: send needs TEXT \(usage: send <id> TEXT/],
     [['send', 'session-x', 'two', 'words'], /^client: send: unexpected argument "words" .*quote a message with spaces/],
     [['send', 'session-x', '   '], /^client: a message must not be empty$/],
-    [['start', '--approval-timeout', 'soon'], /^client: --approval-timeout must be a whole number from 1 to 604800, got "soon"$/],
+    [['start', '--approval-timeout', 'soon'], /^client: --approval-timeout must be seconds from 1 to 604800, got "soon"$/],
     [['fork', 'session-x', '--at', '-1'], /^client: fork: Option '--at' argument is ambiguous \(usage: fork <id> \[--at EVENT\]/],
     [['fork', 'session-x', '--at=-1'], /^client: --at must be a whole number from 0 to \d+, got "-1"$/],
   ])('%j is a command-line mistake: exit code 2', async (args, message) => {
