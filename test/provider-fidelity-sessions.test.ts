@@ -136,3 +136,49 @@ describe('usage as the providers report it, end to end', () => {
     await expect(session.result()).resolves.toMatchObject({ usage: total });
   });
 });
+
+describe('prompt caching, on by default', () => {
+  const calculatorThenAnswer = [
+    { kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: '6*7' } }] },
+    { kind: 'text' as const, text: 'It is 42.' },
+  ];
+
+  it('Anthropic: breakpoints on the last tool, the system prompt and the newest message; step 2 repeats step 1 byte for byte up to its last breakpoint', async () => {
+    const model = unique('claude-cache');
+    h.llm.script(model, ...calculatorThenAnswer);
+    const session = await start({ model: `anthropic:${model}`, system: 'You are terse.' });
+    expect(await sendAndWait(session, 'what is 6*7?')).toMatchObject({ status: 'completed' });
+
+    const [step1, step2] = h.llm.requests({ model }).map((r) => r.rawBody ?? '');
+    const breakpoint = '"cache_control":{"type":"ephemeral"}';
+    for (const raw of [step1!, step2!]) {
+      const body = JSON.parse(raw) as { tools: Body[]; system: Body[]; messages: { content: Body[] }[] };
+      expect(raw.split(breakpoint)).toHaveLength(4);
+      expect(body.tools.at(-1)).toHaveProperty('cache_control');
+      expect(body.tools.map((t) => t.name)).toEqual([...body.tools.map((t) => t.name as string)].sort());
+      expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
+      expect(body.messages.at(-1)?.content.at(-1)).toHaveProperty('cache_control');
+    }
+    const upToLastBreakpoint = step1!.slice(0, step1!.lastIndexOf(`,${breakpoint}`));
+    expect(upToLastBreakpoint.length).toBeGreaterThan(1_000);
+    expect(step2!.slice(0, upToLastBreakpoint.length)).toBe(upToLastBreakpoint);
+  });
+
+  it('OpenAI: prompt_cache_key is the session id, on every step', async () => {
+    const model = unique('gpt-cache');
+    h.llm.script(model, ...calculatorThenAnswer);
+    const session = await start({ model: `openai:${model}` });
+    expect(await sendAndWait(session, 'what is 6*7?')).toMatchObject({ status: 'completed' });
+    expect(bodies(model).map((b) => b.prompt_cache_key)).toEqual([session.workflowId, session.workflowId]);
+  });
+
+  it.each(['anthropic', 'openai'])('%s: promptCache false sends no breakpoint and no cache key', async (provider) => {
+    const model = unique(`nocache-${provider}`);
+    h.llm.script(model, { kind: 'text', text: 'ok' });
+    const session = await start({ model: `${provider}:${model}`, system: 'You are terse.', promptCache: false });
+    expect(await sendAndWait(session, 'hi')).toMatchObject({ status: 'completed' });
+    const raw = h.llm.requests({ model })[0]?.rawBody ?? '';
+    expect(raw).not.toContain('cache_control');
+    expect(raw).not.toContain('prompt_cache_key');
+  });
+});

@@ -34,6 +34,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
+  /** The body exactly as it arrived, for tests about its bytes (a prompt cache matches a byte prefix). Absent when it was too large to read. */
+  rawBody?: string;
   replyKind: RecordedReplyKind;
   outcome: RequestOutcome;
 }

@@ -117,6 +117,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       path: req.url ?? '',
       headers: { ...req.headers },
       body,
+      ...(read.ok ? { rawBody: read.text } : {}),
       replyKind,
     });
     try {

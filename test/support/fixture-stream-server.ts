@@ -122,13 +122,13 @@ export async function startFixtureServer(): Promise<FixtureServer> {
         res.on('close', () => barrier.releaseAll());
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         let from = 0;
-        for (const at of [...splits, body.length]) {
+        for (const at of splits) {
           if (res.destroyed) return;
           res.write(body.subarray(from, at));
           await barrier.reached(at);
           from = at;
         }
-        res.end();
+        res.end(body.subarray(from));
       })();
     });
   });

@@ -1,0 +1,150 @@
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROVIDER_STREAMS } from '../activities/llm/providers';
+import { anthropicRequestBody } from '../activities/llm/providers/anthropic';
+import { geminiRequestBody } from '../activities/llm/providers/gemini';
+import { openAiRequestBody } from '../activities/llm/providers/openai';
+import { stableTools } from '../activities/llm/providers/stable-tools';
+import { conversationOf } from '../workflows/conversation';
+import type { LlmRequest, Reasoning, ToolSpec } from '../workflows/messages';
+import type { SessionEvent } from '../workflows/session-log';
+import { frameAsApi, startFixtureServer, type FixtureServer } from './support/fixture-stream-server';
+
+const request = (over: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'm', messages: [{ role: 'user', text: 'hi' }], tools: [], maxTokens: 1_000, ...over });
+
+describe('reasoning, as each provider takes it', () => {
+  it.each<[Reasoning, number]>([
+    ['low', 2_048],
+    ['medium', 8_192],
+    ['high', 24_576],
+    [5_000, 5_000],
+  ])('Anthropic %s: thinking enabled with budget %i, max_tokens raised by the budget so the answer keeps its cap', (reasoning, budget) => {
+    expect(anthropicRequestBody(request({ reasoning }))).toMatchObject({ thinking: { type: 'enabled', budget_tokens: budget }, max_tokens: 1_000 + budget });
+  });
+
+  it.each<[Reasoning, string]>([
+    ['low', 'low'],
+    ['high', 'high'],
+    [2_000, 'low'],
+    [8_000, 'medium'],
+    [32_000, 'high'],
+  ])('OpenAI %s: reasoning_effort %s', (reasoning, effort) => {
+    expect(openAiRequestBody(request({ reasoning }), 'https://api.openai.com/v1')).toMatchObject({ reasoning_effort: effort });
+  });
+
+  it('Gemini: a level is thinkingLevel, a number thinkingBudget, both asking for thought summaries', () => {
+    expect(geminiRequestBody(request({ reasoning: 'high' })).generationConfig).toEqual({ maxOutputTokens: 1_000, thinkingConfig: { thinkingLevel: 'high', includeThoughts: true } });
+    expect(geminiRequestBody(request({ reasoning: 4_096 })).generationConfig).toEqual({ maxOutputTokens: 1_000, thinkingConfig: { thinkingBudget: 4_096, includeThoughts: true } });
+  });
+
+  it('off (or absent) sends nothing, so the provider default applies', () => {
+    for (const reasoning of ['off', undefined] as const) {
+      const r = request(reasoning === undefined ? {} : { reasoning });
+      expect(anthropicRequestBody(r)).not.toHaveProperty('thinking');
+      expect(anthropicRequestBody(r).max_tokens).toBe(1_000);
+      expect(openAiRequestBody(r, 'https://api.openai.com/v1')).not.toHaveProperty('reasoning_effort');
+      expect(geminiRequestBody(r).generationConfig).toEqual({ maxOutputTokens: 1_000 });
+    }
+  });
+});
+
+describe('a stable prompt prefix', () => {
+  const a: ToolSpec = { name: 'a_tool', description: 'A', inputSchema: { type: 'object', required: ['x'], properties: { x: { type: 'string' }, b: { type: 'number' } } } };
+  const b: ToolSpec = { name: 'b_tool', description: 'B', inputSchema: { properties: {}, type: 'object' } };
+
+  it('serializes tools in name order with sorted keys, whatever order they come in', () => {
+    const shuffled: ToolSpec = { name: 'a_tool', description: 'A', inputSchema: { properties: { b: { type: 'number' }, x: { type: 'string' } }, required: ['x'], type: 'object' } };
+    expect(JSON.stringify(stableTools([b, a]))).toBe(JSON.stringify(stableTools([shuffled, b])));
+    expect(stableTools([b, a]).map((t) => t.name)).toEqual(['a_tool', 'b_tool']);
+  });
+});
+
+describe('provider data follows its provider only', () => {
+  const thinking = { type: 'thinking' as const, thinking: 'hmm', signature: 'sig' };
+  const events: SessionEvent[] = [
+    { type: 'turn/start', seq: 0, at: 0, turn: 1, text: 'hi' },
+    {
+      type: 'assistant',
+      seq: 1,
+      at: 0,
+      turn: 1,
+      step: 1,
+      message: {
+        role: 'assistant',
+        text: '',
+        toolCalls: [{ id: 't1', name: 'calculator', input: { expression: '1+1' } }],
+        stopReason: 'tool_use',
+        usage: { inputTokens: 1, outputTokens: 1 },
+        providerData: { provider: 'anthropic', thinking: [thinking] },
+      },
+    },
+    { type: 'tool/result', seq: 2, at: 0, turn: 1, step: 1, callId: 't1', name: 'calculator', code: 'ok', content: '2' },
+  ];
+
+  it('keeps it for the provider that produced it, drops it for any other (a fork or a step on another provider)', () => {
+    expect(conversationOf(events, 'anthropic')[1]).toMatchObject({ providerData: { provider: 'anthropic', thinking: [thinking] } });
+    expect(conversationOf(events, 'google')[1]).not.toHaveProperty('providerData');
+    expect(conversationOf(events, 'openai')[1]).not.toHaveProperty('providerData');
+    expect(JSON.stringify(geminiRequestBody(request({ messages: conversationOf(events, 'google') })))).not.toContain('sig');
+  });
+});
+
+/**
+ * Gemini stream shapes the plain recordings lack (they appear only in Vertex streams,
+ * which also carry `partialArgs`): early usage with no counts, a thought part, parallel
+ * calls of which only the first is signed.
+ */
+describe('Gemini thoughts and parallel calls', () => {
+  let server: FixtureServer;
+  const agent = new Agent();
+  beforeAll(async () => {
+    server = await startFixtureServer();
+  });
+  afterAll(async () => {
+    await server.close();
+    await agent.close();
+  });
+
+  it('keeps thought summaries out of the answer, signs only what was signed, and ignores usage without counts', async () => {
+    const lines = [
+      { candidates: [{ content: { role: 'model', parts: [{ text: 'Reading the theme first.', thought: true }] } }], usageMetadata: { trafficType: 'ON_DEMAND' } },
+      {
+        candidates: [
+          {
+            content: {
+              role: 'model',
+              parts: [
+                { functionCall: { name: 'read_screen', args: { id: 'A' } }, thoughtSignature: 'SIG-A' },
+                { functionCall: { name: 'read_screen', args: { id: 'B' } } },
+              ],
+            },
+          },
+        ],
+        usageMetadata: { trafficType: 'ON_DEMAND' },
+      },
+      { candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 26, candidatesTokenCount: 23, thoughtsTokenCount: 132, cachedContentTokenCount: 10 } },
+    ].map((l) => JSON.stringify(l));
+    server.serve(frameAsApi(lines, 'google'), []);
+    const m = await PROVIDER_STREAMS.google(request(), { dispatcher: agent, baseUrl: server.url, apiKey: undefined, signal: new AbortController().signal, idleTimeoutMs: 5_000 });
+    expect(m.text).toBe('');
+    expect(m.toolCalls.map((c) => c.input)).toEqual([{ id: 'A' }, { id: 'B' }]);
+    expect(m.stopReason).toBe('tool_use');
+    expect(m.usage).toEqual({ inputTokens: 26, outputTokens: 23 + 132, cacheReadTokens: 10, cacheWriteTokens: 0, reasoningTokens: 132 });
+    expect(m.providerData).toEqual({
+      provider: 'google',
+      parts: [
+        { type: 'thought', text: 'Reading the theme first.' },
+        { type: 'call', index: 0, thoughtSignature: 'SIG-A' },
+        { type: 'call', index: 1 },
+      ],
+    });
+    expect(geminiRequestBody(request({ messages: [{ role: 'user', text: 'hi' }, { role: 'assistant', text: m.text, toolCalls: m.toolCalls, providerData: m.providerData! }] })).contents[1]).toEqual({
+      role: 'model',
+      parts: [
+        { text: 'Reading the theme first.', thought: true },
+        { functionCall: { name: 'read_screen', args: { id: 'A' } }, thoughtSignature: 'SIG-A' },
+        { functionCall: { name: 'read_screen', args: { id: 'B' } } },
+      ],
+    });
+  });
+});
