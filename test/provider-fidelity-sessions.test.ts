@@ -182,3 +182,29 @@ describe('prompt caching, on by default', () => {
     expect(raw).not.toContain('prompt_cache_key');
   });
 });
+
+describe('run --reasoning and --no-prompt-cache', () => {
+  const run = (args: string[]) => runEntry('client/main.ts', ['run', ...args], clientEnvOf(h));
+
+  it('turns thinking on and caching off for the session, and shows the thinking dimmed in log', async () => {
+    const model = unique('claude-flags');
+    h.llm.script(model, { kind: 'text', thinking: 'A short greeting will do.', text: 'Hello.' });
+    const result = await run(['--prompt', 'hi', '--model', `anthropic:${model}`, '--reasoning', '4096', '--no-prompt-cache', '--json', '--keep']);
+    const out = JSON.parse(result.stdout);
+    expect(out.status).toBe('completed');
+    const [body] = bodies(model);
+    expect(body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 4_096 } });
+    expect(h.llm.requests({ model })[0]?.rawBody).not.toContain('cache_control');
+
+    const log = await runEntry('client/main.ts', ['log', out.workflowId], clientEnvOf(h));
+    expect(log.stdout).toMatch(/thinking: A short greeting will do\.\n.*assistant: Hello\./);
+  });
+
+  it('refuses a reasoning value it does not know, in one line naming the flag, before any request', async () => {
+    const model = unique('claude-bad-flag');
+    const result = await run(['--prompt', 'hi', '--model', `anthropic:${model}`, '--reasoning', 'lots']);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('client: --reasoning must be off, low, medium, high or a token budget from 1024 to 128000, got "lots"');
+    expect(h.llm.requests({ model })).toHaveLength(0);
+  });
+});

@@ -115,6 +115,19 @@ export const SESSION_FLAGS = {
     `output tokens of one LLM call, ${SESSION_LIMITS.maxTokens.min} to ${SESSION_LIMITS.maxTokens.max}; lower it for models with a smaller limit (default ${SESSION_LIMITS.maxTokens.default}, or AGENT_MAX_TOKENS)`,
     (v) => ({ maxTokens: count('--max-tokens', 'maxTokens', v) }),
   ),
+  reasoning: text(
+    '--reasoning off|low|medium|high|TOKENS',
+    'how hard the model thinks before it answers: a level, or a thinking budget of 1024 to 128000 tokens; thinking shows dimmed in watch and log (default off)',
+    (v) => ({
+      reasoning: checked('reasoning', /^\s*\d+\s*$/.test(v) ? Number(v) : v, () => `--reasoning must be off, low, medium, high or a token budget from 1024 to 128000, got ${JSON.stringify(v)}`),
+    }),
+  ),
+  'no-prompt-cache': {
+    arg: { type: 'boolean' } as const,
+    usage: '--no-prompt-cache',
+    help: "send no prompt-cache breakpoints (Anthropic) and no prompt_cache_key (OpenAI) (default: caching on)",
+    read: (v: string | boolean | string[]) => (v === true ? { promptCache: false } : {}),
+  },
   tools: text('--tools TOOL,…', `the only tools the model is offered (default all: ${TOOL_LIST}, or AGENT_TOOLS)`, (v) => ({
     tools: checked('tools', parseList('--tools', v), (why) => `--tools: ${why}`),
   })),
