@@ -48,7 +48,8 @@ exit codes: 0 done (also a turn that failed: see its status), 1 the session or t
 environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_API_KEY,
   TEMPORAL_TLS, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH,
   TEMPORAL_TLS_SERVER_NAME, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (temporal.toml, as the temporal CLI),
-  AGENT_TASK_QUEUE (agent), AGENT_MODEL (anthropic:claude-sonnet-4-5), TEMPORAL_UI_URL (http://localhost:8233)`;
+  AGENT_TASK_QUEUE (agent), AGENT_MODEL (anthropic:claude-sonnet-4-5), TEMPORAL_UI_URL (http://localhost:8233),
+  AGENT_MAX_STEPS, AGENT_MAX_TOKENS and AGENT_TOOLS (defaults of start and run: see start --help)`;
 
 async function main(argv: string[], signal: AbortSignal): Promise<number> {
   const [name, ...rest] = argv;
