@@ -44,11 +44,13 @@ export async function createTimeSkippingEnv(
 }
 
 /**
- * A TestWorkflowEnvironment on the shared dev server: real timers, real visibility,
- * the agent search attributes. `teardown()` closes its connections and leaves the
- * server running for the other test files.
+ * A TestWorkflowEnvironment on the pinned dev server the global setup started (from
+ * `.temporal/` by `existing-path`): real timers, real visibility, the agent search
+ * attributes. The one server serves every test file, rather than one `createLocal` server
+ * per file, which would add a server start to each file on a two-core machine.
+ * `teardown()` closes this file's connections and leaves the server running.
  */
-export async function createLocalEnvOnDevServer(): Promise<TestWorkflowEnvironment> {
+export async function createDevServerEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createFromExistingServer({
     address: devServerAddress(),
     namespace: devServerNamespace(),

@@ -58,16 +58,19 @@ export type SessionRetryPolicy = RetryPolicy | null;
 /**
  * The Temporal retry policy for one LLM call. The activity steers every retry itself
  * with `nextRetryDelay` (jitter, server-stated floors) and stops the ladder with a
- * non-retryable failure (budget, too-long waits); these numbers only matter for failures
- * the activity never sees, such as a lost worker or a heartbeat timeout.
+ * non-retryable failure carrying its reason (retries off, count, budget, too-long waits),
+ * by the session's live policy. So Temporal allows as many attempts as any policy may:
+ * a policy raised while the call runs (`off` to `default`) is not capped by the one it
+ * was scheduled with. The intervals only time the retry after a lost attempt (worker
+ * gone, heartbeat timeout), which the activity then admits or stops by the live policy.
  */
 export function temporalRetryPolicyFor(policy: SessionRetryPolicy) {
-  if (policy === null) return { maximumAttempts: 1 };
+  const intervals = policy ?? DEFAULT_RETRY_POLICY;
   return {
-    maximumAttempts: policy.maxRetries + 1,
-    initialInterval: policy.baseDelayMs,
+    maximumAttempts: RETRY_LIMITS.maxRetries.max + 1,
+    initialInterval: intervals.baseDelayMs,
     backoffCoefficient: 2,
-    maximumInterval: policy.maxDelayMs,
+    maximumInterval: intervals.maxDelayMs,
     nonRetryableErrorTypes: [...NON_RETRYABLE_LLM_ERROR_TYPES, SDK_PAYLOADS_TOO_LARGE],
   };
 }

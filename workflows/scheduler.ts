@@ -34,13 +34,18 @@ export async function runToolCalls(calls: readonly ScheduledCall[], hooks: Sched
   const fail = (error: unknown) => {
     failure ??= { error };
   };
+  // Every entry settles without rejecting (failures go to `fail`), so a drain always waits
+  // for every started call rather than leaving at the first rejection.
   const drain = () => Promise.all([...inFlight]);
 
   const start = (call: ToolCall, toolClass: ToolClass) => {
     hooks.recordCall(call);
-    const settled = hooks
-      .dispatch(call, toolClass)
-      .then((outcome) => hooks.recordResult(call, outcome), fail)
+    // A dispatch that throws synchronously, and a result that cannot be recorded, fail this
+    // call like a rejected activity. The dispatch itself is not deferred: its command keeps
+    // its place among the activation's other commands.
+    const settled = dispatchNow(hooks, call, toolClass)
+      .then((outcome) => hooks.recordResult(call, outcome))
+      .catch(fail)
       .finally(() => inFlight.delete(settled));
     inFlight.add(settled);
   };
@@ -51,34 +56,53 @@ export async function runToolCalls(calls: readonly ScheduledCall[], hooks: Sched
     return failure !== undefined;
   };
 
-  for (const scheduled of calls) {
-    if (stopped()) break;
-    if (scheduled.kind === 'answer') {
-      hooks.recordResult(scheduled.call, scheduled.outcome);
-      continue;
-    }
-    const { call, toolClass } = scheduled;
-    if (toolClass === 'side_effecting') {
-      await drain();
-      if (scheduled.needsApproval && !stopped()) {
-        const refusal = await hooks.awaitApproval(call).catch((error: unknown) => {
-          fail(error);
-          return undefined;
-        });
-        if (refusal) {
-          hooks.recordResult(call, refusal);
-          continue;
-        }
+  const dispatchInOrder = async (): Promise<void> => {
+    for (const scheduled of calls) {
+      if (stopped()) break;
+      if (scheduled.kind === 'answer') {
+        hooks.recordResult(scheduled.call, scheduled.outcome);
+        continue;
       }
+      const { call, toolClass } = scheduled;
+      if (toolClass === 'side_effecting') {
+        await drain();
+        if (scheduled.needsApproval && !stopped()) {
+          const refusal = await hooks.awaitApproval(call).catch((error: unknown) => {
+            fail(error);
+            return undefined;
+          });
+          if (refusal) {
+            hooks.recordResult(call, refusal);
+            continue;
+          }
+        }
+        if (stopped()) break;
+        start(call, toolClass);
+        await drain();
+        continue;
+      }
+      while (inFlight.size >= hooks.concurrency) await Promise.race(inFlight);
       if (stopped()) break;
       start(call, toolClass);
-      await drain();
-      continue;
     }
-    while (inFlight.size >= hooks.concurrency) await Promise.race(inFlight);
-    if (stopped()) break;
-    start(call, toolClass);
+  };
+
+  try {
+    await dispatchInOrder();
+  } catch (error) {
+    // Whatever left the loop (a hook that threw, an approval that broke), the calls already
+    // started are drained below before this rejects: drain-before-reject is not a matter
+    // of every path remembering to do it.
+    fail(error);
   }
   await drain();
   if (failure) throw failure.error;
+}
+
+function dispatchNow(hooks: SchedulerHooks, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
+  try {
+    return hooks.dispatch(call, toolClass);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

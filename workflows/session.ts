@@ -90,7 +90,13 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   // current, rather than one call (and one copy of workflowInfo) per event.
   const unmirrored: SessionEvent[] = [];
 
-  let retryPolicy: SessionRetryPolicy | 'default' = config.continued?.retryPolicy ?? (config.retryPolicy === undefined ? 'default' : config.retryPolicy);
+  // A carried `null` is the user's "no retries" and must survive continue-as-new, so only
+  // an absent `continued` falls back to the input's policy (`??` would read `null` as absent).
+  let retryPolicy: SessionRetryPolicy | 'default' = config.continued
+    ? config.continued.retryPolicy
+    : config.retryPolicy === undefined
+      ? 'default'
+      : config.retryPolicy;
   const livePolicy = (): SessionRetryPolicy => (retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : retryPolicy);
 
   const queue: { turn: number; text: string }[] = [];

@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
-import { WORKFLOW_ERROR_TYPES, type LlmFailureDetails } from '../../workflows/errors';
+import { WORKFLOW_ERROR_TYPES, type LlmErrorType, type LlmFailureDetails } from '../../workflows/errors';
 import { logQuery } from '../../workflows/api';
 import { conversationOf } from '../../workflows/conversation';
 import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../workflows/llm-call';
@@ -8,7 +8,7 @@ import type { AssistantMessage } from '../../workflows/messages';
 import { parseModelRef, type ProviderId } from '../../workflows/model-ref';
 import type { SessionRetryPolicy } from '../../workflows/retry-policy';
 import { isAbortError } from './abort-error';
-import { decideRetry } from './backoff';
+import { admitAfterLostAttempt, decideRetry } from './backoff';
 import { LlmError } from './llm-error';
 import { PROVIDER_STREAMS } from './providers';
 import type { SessionLogCache } from './session-log-cache';
@@ -52,7 +52,9 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const { attempt } = ctx.info;
       const { provider, model } = parseModelRef(input.model);
       const endpoint = deps.providers[provider];
-      const beat: LlmHeartbeat = { ...priorBookkeeping(ctx), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
+      const now = serverClock(ctx);
+      const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
+      const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
       const heartbeat = () => ctx.heartbeat(beat);
       // On a timer, not on each chunk and not at once: a first heartbeat goes to the server
       // at once, a write per call that a call shorter than the interval does not need;
@@ -64,6 +66,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         const run = ctx.info.workflowExecution;
         // A standalone activity execution has no session to read the conversation from.
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
+        if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now());
         const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
         const { settings, events, matched } = await deps.logCache.read(run, input.uptoSeq, input.logDigest, {
           settings: () => session.query(llmSettingsQuery),
@@ -92,14 +95,18 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         // Cancellation first: an aborted request surfaces as some error, and none of them
         // may be reported, or retried, as a network failure.
         if (ctx.cancellationSignal.aborted || isAbortError(error)) throw new CancelledFailure('the LLM call was cancelled');
-        if (!LlmError.is(error)) throw error;
-        const now = Date.now();
-        beat.firstFailureAt ??= now;
+        if (!LlmError.is(error)) throw unclassified(error, provider);
+        const failedAt = now();
+        beat.firstFailureAt ??= failedAt;
+        beat.failedAttempt = attempt;
         // The last heartbeat before a failure is kept for the next attempt: that is how
         // the budget's start survives between attempts.
         heartbeat();
         const policy = await livePolicy(ctx, input);
-        const decision = decideRetry({ error, policy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: now, random });
+        // The Query is an await: a cancel that arrived meanwhile is still a cancel, never a
+        // provider failure to retry or to record as the turn's failure.
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the LLM call was cancelled');
+        const decision = decideRetry({ error, policy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
         const details: LlmFailureDetails = {
           provider,
           ...(error.status === undefined ? {} : { status: error.status }),
@@ -122,12 +129,68 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
   };
 }
 
-function priorBookkeeping(ctx: Context): Pick<LlmHeartbeat, 'firstFailureAt'> {
-  const prior = ctx.info.heartbeatDetails as Partial<LlmHeartbeat> | undefined;
+/**
+ * What the activity carries between attempts in its heartbeat details, besides progress:
+ * `failedAttempt` is the attempt that left through the ladder below. A retry whose
+ * predecessor is not that one was scheduled by Temporal after a lost attempt.
+ */
+type LlmBookkeeping = LlmHeartbeat & { failedAttempt?: number };
+
+function priorBookkeeping(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt'> {
   if (typeof prior?.firstFailureAt === 'number') return { firstFailureAt: prior.firstFailureAt };
   // A retry without the bookkeeping (a worker died before its last heartbeat) measures the
-  // budget from the first schedule: earlier than the first failure, so never over budget.
+  // budget from the first schedule: no later than the first failure, so it may stop early
+  // but never waits past the budget.
   return ctx.info.attempt > 1 ? { firstFailureAt: ctx.info.scheduledTimestampMs } : {};
+}
+
+/**
+ * Now, on the Temporal server's clock: when the server scheduled this attempt, plus the
+ * time since it started here. The budget is measured between failures of different
+ * attempts, possibly on different workers, so it is read from one clock, the one that
+ * also times the waits (and skips them in a time-skipping test server).
+ */
+function serverClock(ctx: Context): () => number {
+  const startedAt = Date.now();
+  const scheduledAt = ctx.info.currentAttemptScheduledTimestampMs;
+  return () => scheduledAt + (Date.now() - startedAt);
+}
+
+/**
+ * A retry Temporal scheduled after an attempt that was lost (worker gone, heartbeat
+ * timeout): Temporal waited on its fallback policy, which knows neither the live policy
+ * nor the budget, so the ladder decides here whether this attempt may go out at all.
+ */
+async function admitRetryOfLostAttempt(ctx: Context, input: LlmCallInput, beat: LlmBookkeeping, nowMs: number): Promise<void> {
+  const firstFailureAtMs = beat.firstFailureAt ?? ctx.info.scheduledTimestampMs;
+  beat.firstFailureAt = firstFailureAtMs;
+  const policy = await livePolicy(ctx, input);
+  if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the LLM call was cancelled');
+  const admission = admitAfterLostAttempt({ policy, attempt: ctx.info.attempt, firstFailureAtMs, nowMs });
+  if (admission.admit) return;
+  const details: LlmFailureDetails = { provider: parseModelRef(input.model).provider, stopReason: admission.reason };
+  throw ApplicationFailure.create({
+    type: LOST_ATTEMPT_TYPE,
+    message: `attempt ${ctx.info.attempt - 1} was lost (its worker stopped, or it went silent past the heartbeat timeout) (not retried: ${admission.reason})`,
+    details: [details],
+    nonRetryable: true,
+  });
+}
+
+/** A lost attempt is a connection that went silent, from the ladder's point of view. */
+const LOST_ATTEMPT_TYPE: LlmErrorType = 'network_error';
+
+/**
+ * A failure that is not a classified provider error: a bug, a failed Query for the log.
+ * Our own typed failures (and cancellation) pass as they are; anything else is `unknown`,
+ * which is never retried: Temporal's fallback policy would retry it without jitter,
+ * budget or the live policy.
+ */
+function unclassified(error: unknown, provider: ProviderId): unknown {
+  if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const details: LlmFailureDetails = { provider, stopReason: 'not_retryable' };
+  return ApplicationFailure.create({ type: 'unknown', message: `unexpected failure of the LLM call: ${message}`, details: [details], nonRetryable: true, cause: error instanceof Error ? error : undefined });
 }
 
 /**

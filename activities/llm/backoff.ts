@@ -73,3 +73,27 @@ function clamp01(x: number): number {
   if (!Number.isFinite(x) || x < 0) return 0;
   return x > 1 ? 1 : x;
 }
+
+export interface AdmissionInput {
+  policy: SessionRetryPolicy;
+  /** The attempt about to run, 1-based: retry `attempt − 1`. */
+  attempt: number;
+  firstFailureAtMs: number;
+  nowMs: number;
+}
+
+/**
+ * Whether an attempt may run after its predecessor was lost without reaching the
+ * activity's own failure path (its worker died, or it went silent past the heartbeat
+ * timeout). Temporal scheduled this retry on its own fallback policy, so the ladder's
+ * rules are applied here, before any request goes out: the live policy, the retry count,
+ * and the budget measured from the first failure. Temporal has already waited, so there
+ * is no delay to compute.
+ */
+export function admitAfterLostAttempt(input: AdmissionInput): { admit: true } | { admit: false; reason: RetryStopReason } {
+  const { policy, attempt, firstFailureAtMs, nowMs } = input;
+  if (policy === null) return { admit: false, reason: 'retry_off' };
+  if (attempt - 1 > policy.maxRetries) return { admit: false, reason: 'max_retries' };
+  if (nowMs - firstFailureAtMs > policy.budgetMs) return { admit: false, reason: 'budget_exhausted' };
+  return { admit: true };
+}

@@ -1,0 +1,100 @@
+/**
+ * How the LLM activity leaves when something other than a classified provider error
+ * happens: a cancel that arrives while it asks the session for its live policy, and a
+ * failure that is not a provider error at all. Unit level: the activity runs in
+ * MockActivityEnvironment against the real scripted LLM over HTTP; the session's Query
+ * is a stand-in whose answer the test releases, so the cancel lands inside that await.
+ */
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLlmActivities, type LlmActivityDeps } from '../activities/llm/activity';
+import { SessionLogCache } from '../activities/llm/session-log-cache';
+import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
+import type { LlmCallInput } from '../workflows/llm-call';
+import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../workflows/retry-policy';
+import { SessionLog } from '../workflows/session-log';
+import { barrier } from './support/barrier';
+
+let llm: ScriptedLlm;
+const dispatcher = new Agent();
+beforeAll(async () => {
+  llm = await startScriptedLlm();
+});
+afterAll(async () => {
+  await llm?.close();
+  await dispatcher.close();
+});
+
+const run = { workflowId: 'session-unit', runId: 'run-unit' };
+
+/** A session log of one user message, held in the worker's copy, so the activity reads it without a Query. */
+function sessionLog(cache: SessionLogCache): { uptoSeq: number; logDigest: string } {
+  const log = new SessionLog();
+  log.append({ type: 'turn/start', turn: 1, text: 'hi' }, 0);
+  cache.open(run, { tools: [], maxTokens: 100 }, log.events);
+  return { uptoSeq: log.length, logDigest: log.digest };
+}
+
+function depsWith(logCache: SessionLogCache): LlmActivityDeps {
+  const endpoint = { baseUrl: llm.url, apiKey: 'unit-key' };
+  return { dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache };
+}
+
+/** The worker's client as the activity sees it: only the session's Query, answered by `query`. */
+function sessionClient(query: () => Promise<unknown>): Client {
+  return { withAbortSignal: (_signal: AbortSignal, fn: () => Promise<unknown>) => fn(), workflow: { getHandle: () => ({ query }) } } as unknown as Client;
+}
+
+function environment(query: () => Promise<unknown>): MockActivityEnvironment {
+  const client = sessionClient(query);
+  return new MockActivityEnvironment(
+    { workflowExecution: run, attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now() },
+    { client },
+  );
+}
+
+const input = (model: string, ref: { uptoSeq: number; logDigest: string }): LlmCallInput => ({
+  sessionId: run.workflowId,
+  turn: 1,
+  step: 1,
+  model: `anthropic:${model}`,
+  retryPolicy: DEFAULT_RETRY_POLICY,
+  ...ref,
+});
+
+describe('the LLM activity, when the failure is not a plain provider error', () => {
+  it('leaves as cancelled, not as a retryable overloaded, when the cancel arrives while it asks the session for its live policy', async () => {
+    const model = `cancel-during-query-${Date.now()}`;
+    llm.script(model, { kind: 'status', status: 529 });
+    const cache = new SessionLogCache(1024 * 1024);
+    const asked = barrier();
+    const answer = barrier<SessionRetryPolicy>();
+    const env = environment(() => {
+      asked.open();
+      return answer.wait();
+    });
+    const call = env.run(createLlmActivities(depsWith(cache)).callLlm, input(model, sessionLog(cache)));
+    await asked.wait();
+    env.cancel();
+    answer.open(DEFAULT_RETRY_POLICY);
+    const error = await call.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(CancelledFailure);
+    expect(llm.requests({ model })).toHaveLength(1);
+  });
+
+  it('leaves a failure that is not a provider error (a failed Query for the log) as unknown, never retried', async () => {
+    const model = `query-failed-${Date.now()}`;
+    const cache = new SessionLogCache(1024 * 1024);
+    const env = environment(() => Promise.reject(new Error('the session did not answer')));
+    const error = await env.run(createLlmActivities(depsWith(cache)).callLlm, input(model, { uptoSeq: 1, logDigest: 'not-held' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect(error).toMatchObject({ type: 'unknown', nonRetryable: true, message: expect.stringContaining('the session did not answer') });
+    expect(llm.requests({ model })).toHaveLength(0);
+  });
+});
