@@ -1,0 +1,117 @@
+/**
+ * `npm run test:mutations [-- NAME…]`: proves the tests bite. Each mutation in the
+ * catalogue breaks one promise in a temporary copy of the tree, and the test files that
+ * prove that promise must then fail. The unbroken copy must pass those same files first,
+ * or a "kill" would mean nothing. Prints a table; any survivor (or a mutation that no
+ * longer applies) fails the check.
+ *
+ * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
+ * honours), so each mutation costs its test files and one workflow bundle, not a server.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { findFreePort, startDevServer } from '../server';
+import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../temporal-binaries';
+import { MUTATIONS, type Mutation } from './catalogue';
+import { copyTree, type TreeCopy } from './tree-copy';
+
+type Verdict = 'killed' | 'SURVIVED' | 'ERROR';
+const LOGS = path.join(PROJECT_ROOT, 'test-results', 'mutations');
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((name) => !MUTATIONS.some((m) => m.name === name));
+  if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}; known: ${MUTATIONS.map((m) => m.name).join(', ')}`);
+  const selected = wanted.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => wanted.includes(m.name));
+
+  await rm(LOGS, { recursive: true, force: true });
+  await mkdir(LOGS, { recursive: true });
+  const [cli, testServer] = await Promise.all([temporalCliPath(), temporalTestServerPath()]);
+  const server = await startDevServer({ ip: '127.0.0.1', port: await findFreePort(), uiPort: false, executable: cli, output: { file: path.join(LOGS, 'dev-server.log') } });
+  const tree = await copyTree(PROJECT_ROOT);
+  const env = { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, TEMPORAL_TEST_SERVER_PATH: testServer, TEMPORAL_CLI_PATH: cli };
+  try {
+    const baseline = await vitest(tree, env, 'baseline', [...new Set(selected.flatMap((m) => m.killers))]);
+    if (baseline.failed > 0 || !baseline.ran) throw new Error(`the unbroken copy fails its own tests (${baseline.failed} failed); see ${baseline.log}`);
+    const rows: { mutation: Mutation; verdict: Verdict; detail: string }[] = [];
+    for (const mutation of selected) {
+      const started = Date.now();
+      const row = await trial(tree, env, mutation);
+      rows.push(row);
+      console.log(`${row.verdict.padEnd(8)} ${mutation.name} (${((Date.now() - started) / 1000).toFixed(0)} s) ${row.detail}`);
+    }
+    printTable(rows);
+    const bad = rows.filter((r) => r.verdict !== 'killed');
+    if (bad.length > 0) {
+      console.error(`mutations: ${bad.length} of ${rows.length} not killed: ${bad.map((r) => r.mutation.name).join(', ')}`);
+      process.exitCode = 1;
+    } else {
+      console.log(`mutations: all ${rows.length} killed`);
+    }
+  } finally {
+    await tree.remove();
+    await server.stop();
+  }
+}
+
+async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation): Promise<{ mutation: Mutation; verdict: Verdict; detail: string }> {
+  let undo: () => Promise<void>;
+  try {
+    undo = await tree.edit(mutation.file, mutation.find, mutation.replace);
+  } catch (error) {
+    return { mutation, verdict: 'ERROR', detail: (error as Error).message };
+  }
+  try {
+    const result = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern);
+    if (!result.ran) return { mutation, verdict: 'ERROR', detail: `no test ran; see ${result.log}` };
+    return result.failed > 0 ? { mutation, verdict: 'killed', detail: `${result.failed} failed` } : { mutation, verdict: 'SURVIVED', detail: `all ${result.passed} passed; see ${result.log}` };
+  } finally {
+    await undo();
+  }
+}
+
+interface RunResult {
+  ran: boolean;
+  passed: number;
+  failed: number;
+  log: string;
+}
+
+/** vitest in the copy, on the given files; its JSON report (from the project's config) is the verdict. */
+async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, files: readonly string[], pattern?: string): Promise<RunResult> {
+  const log = path.join(LOGS, `${name}.log`);
+  const report = path.join(tree.root, 'test-results', 'vitest.json');
+  await rm(report, { force: true });
+  const args = ['vitest', 'run', ...files, ...(pattern ? ['-t', pattern] : [])];
+  const out = await open(log, 'w');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('npx', args, { cwd: tree.root, env, stdio: ['ignore', out.fd, out.fd] });
+      child.once('error', reject);
+      child.once('exit', () => resolve());
+    });
+  } finally {
+    await out.close();
+  }
+  const parsed = await readFile(report, 'utf8').then(
+    (text) => JSON.parse(text) as { numPassedTests?: number; numFailedTests?: number; numFailedTestSuites?: number; numTotalTests?: number },
+    () => undefined,
+  );
+  if (!parsed) return { ran: false, passed: 0, failed: 0, log };
+  // A suite that fails to load (a mutation that breaks an import) counts as failing.
+  const failed = (parsed.numFailedTests ?? 0) + (parsed.numFailedTestSuites ?? 0);
+  return { ran: (parsed.numTotalTests ?? 0) > 0, passed: parsed.numPassedTests ?? 0, failed, log };
+}
+
+function printTable(rows: { mutation: Mutation; verdict: Verdict }[]): void {
+  const width = Math.max(...rows.map((r) => r.mutation.name.length));
+  console.log(`\n| ${'mutation'.padEnd(width)} | verdict  | killed by |`);
+  console.log(`| ${'-'.repeat(width)} | -------- | --------- |`);
+  for (const { mutation, verdict } of rows) console.log(`| ${mutation.name.padEnd(width)} | ${verdict.padEnd(8)} | ${mutation.killers.join(', ')} |`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`mutations: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
