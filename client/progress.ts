@@ -3,6 +3,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { stateQuery, type SessionState } from '../workflows/api';
 import type { LlmHeartbeat } from '../workflows/llm-call';
+import { dim } from './output';
 import type { SessionHandle } from './sessions';
 
 export interface ActivityProgress {
@@ -87,6 +88,10 @@ export function describeProgress(progress: Progress, now: number): string[] {
     if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
       const seconds = Math.max(0, Math.ceil((a.nextAttemptAt - now) / 1000));
       lines.push(`${where} · ${kind} · retrying in ${seconds} s (attempt ${of}): ${a.lastFailure.type}`);
+    } else if (a.heartbeat?.thinkingChars && !a.heartbeat.textChars) {
+      // Thinking, dimmed: it is not the answer, and the answer has not started.
+      const tail = (a.heartbeat.thinkingTail ?? '').replace(/\s+/g, ' ').slice(-60);
+      lines.push(`${where} · ${kind} · ${dim(`thinking (${a.heartbeat.thinkingChars} chars) …${tail}`)}`);
     } else if (a.heartbeat?.textChars) {
       const tail = (a.heartbeat.textTail ?? '').replace(/\s+/g, ' ').slice(-60);
       lines.push(`${where} · ${kind} · streaming (${a.heartbeat.textChars} chars) …${tail}`);

@@ -3,6 +3,7 @@ import { readLog, sendAndWait, startSession } from '../client/sessions';
 import type { SessionInput } from '../workflows/api';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { spawnEntry } from './support/spawn-cli';
 
 /**
  * Sessions on a real dev server and worker against the scripted LLM, which refuses what
@@ -206,5 +207,26 @@ describe('run --reasoning and --no-prompt-cache', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe('client: --reasoning must be off, low, medium, high or a token budget from 1024 to 128000, got "lots"');
     expect(h.llm.requests({ model })).toHaveLength(0);
+  });
+});
+
+describe('thinking in watch', () => {
+  it('shows the thinking live and dimmed while the model thinks, then apart from the answer', async () => {
+    const model = unique('claude-watch-thinking');
+    // A pause after the thinking arrives, long enough for a heartbeat to carry it to `watch`.
+    h.llm.script(model, { kind: 'text', thinking: 'Weighing the options carefully.', text: 'Option B.', stall: { ms: 5_000 } });
+    const session = await start({ model: `anthropic:${model}`, reasoning: 'low' });
+    const watch = spawnEntry('client/main.ts', ['watch', session.workflowId, '--until-idle'], clientEnvOf(h));
+    try {
+      const turn = sendAndWait(session, 'A or B?');
+      await watch.waitFor(/llm anthropic:\S+ · thinking \(31 chars\) …Weighing the options carefully\./, 30_000);
+      expect(await turn).toMatchObject({ status: 'completed' });
+      expect(await watch.exited).toBe(0);
+    } finally {
+      watch.kill();
+    }
+    expect(watch.stdout()).toMatch(/turn 1 · step 1 · thinking: Weighing the options carefully\.\n.*turn 1 · step 1 · assistant: Option B\./);
+    expect(watch.stderr()).not.toMatch(/streaming \(\d+ chars\) ….*Weighing/);
+    await session.terminate('test cleanup');
   });
 });

@@ -58,4 +58,7 @@ export interface LlmHeartbeat {
   /** The newest streamed text, bounded. */
   textTail: string;
   textChars: number;
+  /** The model's visible thinking so far, bounded like the text; absent before any (and from workers that predate it). */
+  thinkingTail?: string;
+  thinkingChars?: number;
 }

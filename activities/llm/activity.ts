@@ -89,6 +89,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             beat.toolCalls = p.toolCalls;
             beat.textChars = p.text.length;
             beat.textTail = p.text.slice(-TEXT_TAIL_CHARS);
+            beat.thinkingChars = p.thinking.length;
+            beat.thinkingTail = p.thinking.slice(-TEXT_TAIL_CHARS);
           },
         });
       } catch (error) {
