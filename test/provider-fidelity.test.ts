@@ -90,11 +90,12 @@ describe('provider data follows its provider only', () => {
 });
 
 /**
- * Gemini stream shapes the plain recordings lack (they appear only in Vertex streams,
- * which also carry `partialArgs`): early usage with no counts, a thought part, parallel
- * calls of which only the first is signed.
+ * Stream shapes the plain recordings lack, built from the real events' fields: Gemini's
+ * early usage with no counts, thought parts and a signature on only the first of parallel
+ * calls (recorded only in Vertex streams, which also carry `partialArgs`), a Gemini answer
+ * stopped by its filters, an Anthropic `redacted_thinking` block, an OpenAI `content_filter`.
  */
-describe('Gemini thoughts and parallel calls', () => {
+describe('stream shapes the recordings lack', () => {
   let server: FixtureServer;
   const agent = new Agent();
   beforeAll(async () => {
@@ -146,5 +147,47 @@ describe('Gemini thoughts and parallel calls', () => {
         { functionCall: { name: 'read_screen', args: { id: 'B' } } },
       ],
     });
+  });
+
+  const call = () => ({ dispatcher: agent, baseUrl: server.url, apiKey: undefined, signal: new AbortController().signal, idleTimeoutMs: 5_000 });
+  const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+  it.each(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT'])('fails an answer stopped for %s as content_blocked, never retryable, naming the reason', async (reason) => {
+    const lines = [
+      { candidates: [{ content: { role: 'model', parts: [{ text: 'Here is the ' }] } }] },
+      { candidates: [{ content: { role: 'model', parts: [] }, finishReason: reason }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3 } },
+    ].map((l) => JSON.stringify(l));
+    server.serve(frameAsApi(lines, 'google'), []);
+    const error = await failureOf(PROVIDER_STREAMS.google(request(), call()));
+    expect(error).toMatchObject({ type: 'content_blocked', retryable: false });
+    expect((error as Error).message).toContain(`the answer was stopped (${reason})`);
+  });
+
+  it('Anthropic: a redacted_thinking block is kept and sent back as it came, before the text', async () => {
+    const lines = [
+      { type: 'message_start', message: { usage: { input_tokens: 10, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'redacted_thinking', data: 'ENCRYPTED==' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Done.' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } },
+      { type: 'message_stop' },
+    ].map((l) => JSON.stringify(l));
+    server.serve(frameAsApi(lines, 'anthropic'), []);
+    const m = await PROVIDER_STREAMS.anthropic(request(), call());
+    expect(m).toMatchObject({ text: 'Done.', providerData: { provider: 'anthropic', thinking: [{ type: 'redacted_thinking', data: 'ENCRYPTED==' }] } });
+    const body = anthropicRequestBody(request({ messages: [{ role: 'user', text: 'hi' }, { role: 'assistant', text: m.text, toolCalls: [], providerData: m.providerData! }, { role: 'user', text: 'and?' }] }));
+    expect(body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'redacted_thinking', data: 'ENCRYPTED==' }, { type: 'text', text: 'Done.' }] });
+  });
+
+  it('OpenAI: a content_filter finish is a refusal', async () => {
+    const lines = [
+      { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+      { choices: [{ index: 0, delta: {}, finish_reason: 'content_filter' }] },
+    ].map((l) => JSON.stringify(l));
+    server.serve(frameAsApi(lines, 'openai'), []);
+    const m = await PROVIDER_STREAMS.openai(request(), { ...call(), baseUrl: `${server.url}/v1` });
+    expect(m.stopReason).toBe('refusal');
   });
 });
