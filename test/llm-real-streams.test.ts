@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlmError } from '../activities/llm/llm-error';
@@ -9,6 +10,7 @@ import type { AssistantMessage, LlmRequest, Message } from '../workflows/message
 import type { ProviderId } from '../workflows/model-ref';
 import {
   awkwardSplits,
+  FIXTURES_DIR,
   FIXTURES_MISSING,
   fixtureLines,
   fixturesPresent,
@@ -51,7 +53,11 @@ function requiredKinds(framing: Framing, body: Buffer): SplitKind[] {
   ];
 }
 
+/** Every fixture a test below plays (or skips, saying why); a new file in the folder fails the guard until one does. */
+const played = new Set<string>();
+
 async function play(fixture: string, framing: Framing): Promise<AssistantMessage> {
+  played.add(fixture);
   const body = frameAsApi(fixtureLines(fixture), framing);
   const splits = awkwardSplits(body);
   expect([...new Set(splits.values())].sort()).toEqual(expect.arrayContaining(requiredKinds(framing, body)));
@@ -76,6 +82,12 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 function recorded(fixture: string, line: number, path: (v: never) => unknown): string {
   return path(JSON.parse(fixtureLines(fixture)[line]!) as never) as string;
 }
+
+const VERTEX_PARTIAL_ARGS = [
+  'google-stream-no-args-tool-call.chunks.txt',
+  'google-stream-tool-call-arguments.chunks.txt',
+  'google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt',
+];
 
 describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthropic adapter', () => {
   it('anthropic-text: text, end_turn, and the usage of message_delta', async () => {
@@ -346,11 +358,7 @@ describe.skipIf(!fixturesPresent)('recorded Gemini streams through the Gemini ad
 
   // Vertex sends `partialArgs` only to a request that sets
   // `toolConfig.functionCallingConfig.streamFunctionCallArguments`, which this project never does.
-  it.skip.each([
-    'google-stream-no-args-tool-call.chunks.txt',
-    'google-stream-tool-call-arguments.chunks.txt',
-    'google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt',
-  ])('%s (skipped: a Vertex partialArgs stream, which only a streamFunctionCallArguments request gets)', () => {});
+  it.skip.each(VERTEX_PARTIAL_ARGS)('%s (skipped: a Vertex partialArgs stream, which only a streamFunctionCallArguments request gets)', () => {});
 });
 
 /** The follow-up request: the reply as the assistant turn, each call answered. */
@@ -362,3 +370,12 @@ function nextRequest(m: AssistantMessage): LlmRequest {
   ];
   return { model: 'recorded', messages, tools: [], maxTokens: 1024 };
 }
+
+// Declared last, so it runs after every stream above has been played.
+describe.skipIf(!fixturesPresent)('the fixture folder', () => {
+  it('has no stream that no test plays or skips with a reason', () => {
+    const all = readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.chunks.txt'));
+    expect(all.length).toBeGreaterThanOrEqual(22);
+    expect(all.filter((f) => !played.has(f) && !VERTEX_PARTIAL_ARGS.includes(f))).toEqual([]);
+  });
+});

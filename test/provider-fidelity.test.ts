@@ -18,8 +18,12 @@ describe('reasoning, as each provider takes it', () => {
     ['medium', 8_192],
     ['high', 24_576],
     [5_000, 5_000],
-  ])('Anthropic %s: thinking enabled with budget %i, max_tokens raised by the budget so the answer keeps its cap', (reasoning, budget) => {
+  ])('Anthropic %s: thinking enabled with budget %i; a cap below the budget is raised by it, so the answer keeps its room', (reasoning, budget) => {
     expect(anthropicRequestBody(request({ reasoning }))).toMatchObject({ thinking: { type: 'enabled', budget_tokens: budget }, max_tokens: 1_000 + budget });
+  });
+
+  it('Anthropic: a budget that fits under the cap stays within it (thinking counts against max_tokens)', () => {
+    expect(anthropicRequestBody(request({ reasoning: 'high', maxTokens: 32_000 }))).toMatchObject({ thinking: { budget_tokens: 24_576 }, max_tokens: 32_000 });
   });
 
   it.each<[Reasoning, string]>([

@@ -34,8 +34,12 @@ const THINKING_BUDGETS = { low: 2_048, medium: 8_192, high: 24_576 } as const;
  *
  * With prompt caching (the default) there are three breakpoints of Anthropic's four: the
  * last tool, the system prompt, and the last block of the newest message, which is the
- * prefix of the next step's request. With thinking on, `max_tokens` is the answer's cap
- * plus the thinking budget, since Anthropic counts thinking against `max_tokens`.
+ * prefix of the next step's request.
+ *
+ * Anthropic counts thinking against `max_tokens` and wants the budget below it. A budget
+ * that fits under the session's cap stays within it (raising the cap could pass the
+ * model's own output limit); one that does not raises the cap by the budget, so the
+ * answer keeps the room the session gave it.
  */
 export function anthropicRequestBody(request: LlmRequest) {
   const cache = request.promptCacheKey !== undefined;
@@ -45,7 +49,7 @@ export function anthropicRequestBody(request: LlmRequest) {
   if (cache) markNewestMessage(messages);
   return {
     model: request.model,
-    max_tokens: request.maxTokens + (budget ?? 0),
+    max_tokens: budget === undefined || budget < request.maxTokens ? request.maxTokens : request.maxTokens + budget,
     ...(budget === undefined ? {} : { thinking: { type: 'enabled', budget_tokens: budget } }),
     ...(tools.length > 0 ? { tools: cache ? tools.map((t, i) => (i === tools.length - 1 ? { ...t, cache_control: CACHE_CONTROL } : t)) : tools } : {}),
     ...(request.system ? { system: cache ? [{ type: 'text', text: request.system, cache_control: CACHE_CONTROL }] : request.system } : {}),
