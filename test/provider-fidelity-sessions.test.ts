@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLog, sendAndWait, startSession } from '../client/sessions';
+import { forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import type { SessionInput } from '../workflows/api';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
@@ -228,5 +228,32 @@ describe('thinking in watch', () => {
     expect(watch.stdout()).toMatch(/turn 1 · step 1 · thinking: Weighing the options carefully\.\n.*turn 1 · step 1 · assistant: Option B\./);
     expect(watch.stderr()).not.toMatch(/streaming \(\d+ chars\) ….*Weighing/);
     await session.terminate('test cleanup');
+  });
+});
+
+describe('provider data on a fork', () => {
+  it('goes back to the same provider on another model, and is dropped for another provider', async () => {
+    const model = unique('claude-fork-source');
+    h.llm.script(model, { kind: 'tool_calls', thinking: 'Check with the calculator.', calls: [{ name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: '42.' });
+    const source = await start({ model: `anthropic:${model}`, reasoning: 'low', maxTokens: 1_000 });
+    expect(await sendAndWait(source, 'what is 6*7?')).toMatchObject({ status: 'completed' });
+    const signature = (bodies(model)[1]?.messages as { content: Body[] }[])[1]?.content[0]?.signature;
+    expect(signature).toEqual(expect.any(String));
+
+    const sameProvider = unique('claude-fork-target');
+    h.llm.script(sameProvider, { kind: 'text', text: 'Still 42.' });
+    const sameFork = await forkSession(h.client, h.env, source.workflowId, { model: `anthropic:${sameProvider}` });
+    expect(await sendAndWait(sameFork, 'sure?')).toMatchObject({ status: 'completed' });
+    const kept = (bodies(sameProvider)[0]?.messages as { role: string; content: Body[] }[]).find((m) => m.role === 'assistant');
+    expect(kept?.content[0]).toMatchObject({ type: 'thinking', thinking: 'Check with the calculator.', signature });
+
+    const otherProvider = unique('gpt-fork-target');
+    h.llm.script(otherProvider, { kind: 'text', text: 'Yes, 42.' });
+    const otherFork = await forkSession(h.client, h.env, source.workflowId, { model: `openai:${otherProvider}` });
+    expect(await sendAndWait(otherFork, 'sure?')).toMatchObject({ status: 'completed' });
+    const raw = h.llm.requests({ model: otherProvider })[0]?.rawBody ?? '';
+    expect(raw).toContain('"tool_calls"');
+    expect(raw).not.toContain('Check with the calculator.');
+    expect(raw).not.toContain(String(signature));
   });
 });
