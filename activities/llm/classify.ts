@@ -168,6 +168,7 @@ function typeForStatus(status: number, body: BodyFacts, serverStatedAWait: boole
   if (status === 402) return 'quota_exceeded';
   if ((status === 429 || status === 400) && isSpendLimit(body, serverStatedAWait)) return 'quota_exceeded';
   if (status === 429) return 'rate_limit';
+  if (status === 400 && isContentBlocked(body)) return 'content_blocked';
   if (status >= 400 && status < 500) return 'invalid_request';
   if (status === 529) return 'overloaded';
   if (status >= 500 && status < 600) return 'server_error';
@@ -191,6 +192,14 @@ const CONTEXT_OVERFLOW_WORDING: readonly RegExp[] = [
 
 function isContextOverflow(body: BodyFacts): boolean {
   return body.names.includes('context_length_exceeded') || CONTEXT_OVERFLOW_WORDING.some((re) => re.test(body.text));
+}
+
+/**
+ * A prompt the provider's filters refused before the model saw it: Azure OpenAI's
+ * `content_filter` 400, OpenAI's `content_policy_violation`. Asking again is refused again.
+ */
+function isContentBlocked(body: BodyFacts): boolean {
+  return body.names.includes('content_filter') || body.names.includes('content_policy_violation');
 }
 
 const SPEND_LIMIT_WORDING: readonly RegExp[] = [

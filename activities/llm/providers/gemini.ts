@@ -11,7 +11,8 @@ import type { ProviderStream } from './types';
 
 /**
  * Gemini API, streamed: `POST {baseUrl}/v1beta/models/{model}:streamGenerateContent?alt=sse`.
- * Terminal: a candidate carrying `finishReason` (or a prompt blocked outright).
+ * Terminal: a candidate carrying `finishReason`. A prompt blocked outright (no candidate,
+ * `promptFeedback.blockReason`) or an answer stopped by the filters is `content_blocked`.
  *
  * The key travels in the `x-goog-api-key` header and NEVER in the `?key=` query
  * parameter Google also accepts: a URL ends up in error messages, proxy logs and traces,
