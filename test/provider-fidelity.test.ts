@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_STREAMS } from '../activities/llm/providers';
@@ -6,6 +8,7 @@ import { geminiRequestBody } from '../activities/llm/providers/gemini';
 import { openAiRequestBody } from '../activities/llm/providers/openai';
 import { stableTools } from '../activities/llm/providers/stable-tools';
 import { conversationOf } from '../workflows/conversation';
+import { NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYPES } from '../workflows/errors';
 import type { LlmRequest, Reasoning, ToolSpec } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
 import { frameAsApi, startFixtureServer, type FixtureServer } from './support/fixture-stream-server';
@@ -193,5 +196,14 @@ describe('stream shapes the recordings lack', () => {
     server.serve(frameAsApi(lines, 'openai'), []);
     const m = await PROVIDER_STREAMS.openai(request(), { ...call(), baseUrl: `${server.url}/v1` });
     expect(m.stopReason).toBe('refusal');
+  });
+});
+
+describe('the README', () => {
+  it('names every LLM failure type, and has a row for content_blocked and for the refusal stop reason', async () => {
+    const readme = await readFile(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    for (const type of [...RETRYABLE_LLM_ERROR_TYPES, ...NON_RETRYABLE_LLM_ERROR_TYPES]) expect(readme, type).toContain(`\`${type}\``);
+    expect(readme).toMatch(/^\| `content_blocked` \(failure type, never retried\) \|/m);
+    expect(readme).toMatch(/^\| `refusal` \(stop reason of the answer\) \|/m);
   });
 });
