@@ -48,10 +48,10 @@ function sessionClient(query: () => Promise<unknown>): Client {
   return { withAbortSignal: (_signal: AbortSignal, fn: () => Promise<unknown>) => fn(), workflow: { getHandle: () => ({ query }) } } as unknown as Client;
 }
 
-function environment(query: () => Promise<unknown>): MockActivityEnvironment {
+function environment(query: () => Promise<unknown>, info: { attempt?: number; heartbeatDetails?: unknown } = {}): MockActivityEnvironment {
   const client = sessionClient(query);
   return new MockActivityEnvironment(
-    { workflowExecution: run, attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now() },
+    { workflowExecution: run, attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now(), ...info },
     { client },
   );
 }
@@ -96,5 +96,31 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect(error).toMatchObject({ type: 'unknown', nonRetryable: true, message: expect.stringContaining('the session did not answer') });
     expect(llm.requests({ model })).toHaveLength(0);
+  });
+
+  it('admits a retry that follows a lost attempt (no failure of its own recorded) only by the live policy: retries off stops it before any request', async () => {
+    const model = `lost-attempt-${Date.now()}`;
+    llm.script(model, { kind: 'text', text: 'should not be asked' });
+    const cache = new SessionLogCache(1024 * 1024);
+    // Attempt 1 heartbeated and then went silent: its details carry no failed attempt.
+    const env = environment(() => Promise.resolve(null), { attempt: 2, heartbeatDetails: { attempt: 1, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 } });
+    const error = await env.run(createLlmActivities(depsWith(cache)).callLlm, input(model, sessionLog(cache))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ type: 'network_error', nonRetryable: true, message: expect.stringContaining('not retried: retry_off') });
+    expect(llm.requests({ model })).toHaveLength(0);
+  });
+
+  it('lets a retry after an ordinary failure go out without asking again', async () => {
+    const model = `ordinary-retry-${Date.now()}`;
+    llm.script(model, { kind: 'text', text: 'second attempt answered' });
+    const cache = new SessionLogCache(1024 * 1024);
+    const env = environment(() => Promise.resolve(null), {
+      attempt: 2,
+      heartbeatDetails: { attempt: 1, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, firstFailureAt: Date.now(), failedAttempt: 1 },
+    });
+    const message = await env.run(createLlmActivities(depsWith(cache)).callLlm, input(model, sessionLog(cache)));
+    expect(message.text).toBe('second attempt answered');
   });
 });

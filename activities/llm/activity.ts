@@ -52,8 +52,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const { attempt } = ctx.info;
       const { provider, model } = parseModelRef(input.model);
       const endpoint = deps.providers[provider];
-      const now = serverClock(ctx);
       const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
+      const now = serverClock(ctx, prior);
       const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
       const heartbeat = () => ctx.heartbeat(beat);
       // On a timer, not on each chunk and not at once: a first heartbeat goes to the server
@@ -116,6 +116,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
           ...(decision.retry ? {} : { stopReason: decision.reason }),
         };
         if (decision.retry) {
+          beat.retryAt = failedAt + decision.delayMs;
+          heartbeat();
           throw ApplicationFailure.create({ type: error.type, message: error.message, details: [details], nextRetryDelay: decision.delayMs });
         }
         throw ApplicationFailure.create({
@@ -136,7 +138,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
  * `failedAttempt` is the attempt that left through the ladder below. A retry whose
  * predecessor is not that one was scheduled by Temporal after a lost attempt.
  */
-type LlmBookkeeping = LlmHeartbeat & { failedAttempt?: number };
+type LlmBookkeeping = LlmHeartbeat & { failedAttempt?: number; retryAt?: number };
 
 function priorBookkeeping(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt'> {
   if (typeof prior?.firstFailureAt === 'number') return { firstFailureAt: prior.firstFailureAt };
@@ -147,15 +149,17 @@ function priorBookkeeping(ctx: Context, prior: Partial<LlmBookkeeping> | undefin
 }
 
 /**
- * Now, on the Temporal server's clock: when the server scheduled this attempt, plus the
- * time since it started here. The budget is measured between failures of different
- * attempts, possibly on different workers, so it is read from one clock, the one that
- * also times the waits (and skips them in a time-skipping test server).
+ * Now, on the Temporal server's clock: when this attempt became due (the server's
+ * schedule time for it, or the end of the wait the previous attempt asked for, whichever
+ * is later: the test server stamps a retry with the time it was decided), plus the time
+ * since it started here. The budget is measured between failures of different attempts,
+ * possibly on different workers, so it is read from one clock, the one that also times
+ * the waits (and skips them in a time-skipping test server).
  */
-function serverClock(ctx: Context): () => number {
+function serverClock(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): () => number {
   const startedAt = Date.now();
-  const scheduledAt = ctx.info.currentAttemptScheduledTimestampMs;
-  return () => scheduledAt + (Date.now() - startedAt);
+  const dueAt = Math.max(ctx.info.currentAttemptScheduledTimestampMs, prior?.failedAttempt === ctx.info.attempt - 1 ? (prior.retryAt ?? 0) : 0);
+  return () => dueAt + (Date.now() - startedAt);
 }
 
 /**

@@ -1,0 +1,138 @@
+/**
+ * The whole default retry ladder, end to end, on the time-skipping test server: a real
+ * worker, the real LLM activity, the scripted LLM over HTTP. Temporal's waits pass in
+ * server time, so 181 s of backoff take well under a second.
+ *
+ * Every wait is read from the SERVER's clock: the event times in the session's history
+ * (when the call was scheduled, when its last attempt started). Only the last attempt of a
+ * call is written to history, so each rung is measured by a session whose call succeeds
+ * on the attempt after it: k failures, then an answer, puts the end of the k-th wait on
+ * the record. The jitter source is pinned at 0.5, so each wait is exactly 3/4 of its rung.
+ */
+import { WorkflowUpdateStage } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLog, startSession, turnOutcomeOf, type TurnResult } from '../client/sessions';
+import { cancelTurnUpdate, sendUpdate, type SessionInput } from '../workflows/api';
+import { DEFAULT_RETRY_POLICY } from '../workflows/retry-policy';
+import type { ScriptedReply } from '../scripts/scripted-llm/server';
+import { eventually } from './support/eventually';
+import { startTimeSkippingAgent, type TimeSkippingAgent } from './support/time-skipping-agent';
+
+/** Timer resolution and the few ms each attempt takes in real time, both on the server's clock. */
+const TOLERANCE_MS = 500;
+const JITTER = 0.5;
+
+let a: TimeSkippingAgent;
+beforeAll(async () => {
+  a = await startTimeSkippingAgent({ random: () => JITTER });
+});
+afterAll(async () => {
+  await a?.close();
+});
+
+/** The wait before retry n of the default ladder with the pinned jitter. */
+const rung = (n: number) => {
+  const base = Math.min(DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** (n - 1), DEFAULT_RETRY_POLICY.maxDelayMs);
+  return base / 2 + JITTER * (base / 2);
+};
+const status = (code: number, headers?: Record<string, string>): ScriptedReply => ({ kind: 'status', status: code, ...(headers ? { headers } : {}) });
+const ok: ScriptedReply = { kind: 'text', text: 'fine' };
+
+interface Run {
+  model: string;
+  workflowId: string;
+  turn: TurnResult;
+  /** On the server's clock: from scheduling the LLM call to the start of its last attempt. */
+  lastAttemptAfterMs: number;
+  attempts: number;
+}
+
+let n = 0;
+/** One session, one message; the session ends on its idle timer, and its result is awaited, so time skips. */
+async function run(name: string, replies: ScriptedReply[], input: Partial<SessionInput> = {}, during?: (id: string, model: string) => Promise<void>): Promise<Run> {
+  const model = `ts-${name}-${++n}-${Date.now()}`;
+  a.llm.script(model, ...replies);
+  const session = await startSession(a.env.client, a.workerEnv, { model: `anthropic:${model}`, idleTimeoutMs: 1_000, ...input });
+  const update = await session.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  await during?.(session.workflowId, model);
+  await a.env.client.workflow.result(session.workflowId);
+  const turn = await update.result().then((o): TurnResult => ({ status: o.status, turn: o.turn }), (error: unknown) => turnOutcomeOf(error) ?? Promise.reject(error));
+  const events = (await session.fetchHistory()).events ?? [];
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callLlm');
+  const started = events.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === scheduled?.eventId?.toString());
+  return {
+    model,
+    workflowId: session.workflowId,
+    turn,
+    lastAttemptAfterMs: (optionalTsToMs(started?.eventTime) ?? NaN) - (optionalTsToMs(scheduled?.eventTime) ?? NaN),
+    attempts: started?.activityTaskStartedEventAttributes?.attempt ?? 0,
+  };
+}
+
+describe('the default ladder on the server clock (time skipping)', () => {
+  it('waits each rung of 1, 2, 4, 8, 16 s and then 30 s for rungs 6 to 10, with equal jitter, between attempts', async () => {
+    let endOfPrevious = 0;
+    for (let k = 1; k <= 10; k++) {
+      const r = await run(`rung${k}`, [...Array.from({ length: k }, () => status(529)), ok]);
+      expect(r.turn.status).toBe('completed');
+      expect(r.attempts).toBe(k + 1);
+      const wait = r.lastAttemptAfterMs - endOfPrevious;
+      expect(Math.abs(wait - rung(k)), `wait before retry ${k}: ${wait} ms, expected ${rung(k)} ms`).toBeLessThan(TOLERANCE_MS);
+      endOfPrevious = r.lastAttemptAfterMs;
+    }
+  });
+
+  it('gives up after 11 attempts, the last failure carrying its stop reason', async () => {
+    const r = await run('eleven', Array.from({ length: 12 }, () => status(529)));
+    expect(r.turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded', message: expect.stringContaining('max_retries') } });
+    expect(r.attempts).toBe(11);
+    expect(a.llm.requests({ model: r.model })).toHaveLength(11);
+    const total = Array.from({ length: 10 }, (_, i) => rung(i + 1)).reduce((x, y) => x + y, 0);
+    expect(Math.abs(r.lastAttemptAfterMs - total)).toBeLessThan(TOLERANCE_MS);
+  });
+
+  it('stops within the 240 s budget from the first failure: Retry-After: 50 on every attempt ends after the fifth', async () => {
+    const r = await run('budget', Array.from({ length: 12 }, () => status(429, { 'retry-after': '50' })));
+    expect(r.turn).toMatchObject({ status: 'failed', failure: { type: 'rate_limit', message: expect.stringContaining('budget_exhausted') } });
+    expect(r.attempts).toBe(5);
+    expect(Math.abs(r.lastAttemptAfterMs - 4 * 50_000)).toBeLessThan(TOLERANCE_MS);
+  });
+
+  it('waits out a Retry-After of 45 s, above the 30 s cap and below the 60 s ceiling', async () => {
+    const r = await run('ra45', [status(429, { 'retry-after': '45' }), ok]);
+    expect(r.turn.status).toBe('completed');
+    expect(Math.abs(r.lastAttemptAfterMs - 45_000)).toBeLessThan(TOLERANCE_MS);
+  });
+
+  it.each([
+    ['retry-after-ms', () => ({ 'retry-after-ms': '40000' })],
+    ['x-ratelimit-reset-after', () => ({ 'x-ratelimit-reset-after': '40' })],
+    ['anthropic-ratelimit-requests-reset', () => ({ 'anthropic-ratelimit-requests-reset': new Date(Date.now() + 40_000).toISOString(), 'anthropic-ratelimit-requests-remaining': '0' })],
+  ])('waits the 40 s that %s states', async (_name, headers) => {
+    const r = await run('reset', [status(429, headers()), ok]);
+    expect(r.turn.status).toBe('completed');
+    // An instant is read against the worker's clock a few ms after it was written.
+    expect(r.lastAttemptAfterMs).toBeGreaterThan(40_000 - TOLERANCE_MS);
+    expect(r.lastAttemptAfterMs).toBeLessThan(40_000 + TOLERANCE_MS);
+  });
+
+  it('ends cancelled, never failed, when the turn is cancelled during a backoff wait, and makes no further attempt', async () => {
+    const r = await run('cancel-wait', [status(529, { 'retry-after': '50' }), ok], {}, async (id, model) => {
+      await a.llm.waitForRequests(1, { model });
+      // The first attempt has failed and Temporal holds the call for its 50 s wait.
+      await eventually('the call to wait for its retry', async () => {
+        const pending = (await a.env.client.workflow.getHandle(id).describe()).raw.pendingActivities?.[0];
+        return pending?.attempt === 2 && pending.lastFailure ? true : undefined;
+      });
+      await a.env.client.workflow.getHandle(id).executeUpdate(cancelTurnUpdate);
+    });
+    expect(r.turn).toMatchObject({ status: 'cancelled', failure: { type: 'cancelled' } });
+    expect(a.llm.requests({ model: r.model })).toHaveLength(1);
+    const events = (await a.env.client.workflow.getHandle(r.workflowId).fetchHistory()).events ?? [];
+    expect(events.some((e) => e.activityTaskFailedEventAttributes)).toBe(false);
+    expect(events.some((e) => e.activityTaskCanceledEventAttributes)).toBe(true);
+    const log = await readLog(a.env.client.workflow.getHandle(r.workflowId));
+    expect(log.filter((e) => e.type === 'turn/end').map((e) => (e.type === 'turn/end' ? e.status : ''))).toEqual(['cancelled']);
+  });
+});
