@@ -17,6 +17,7 @@ import { DEFAULT_DYNAMIC_CONFIG } from '../scripts/server';
 import { temporalCliPath } from '../scripts/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
 import { buildBundles } from './bundles';
+import { measureCliSpeed } from './cli-speed';
 import { measureHistoryGrowth } from './history-growth';
 import { measureIdleMemory } from './memory';
 import { parseBenchArgs, SCALES } from './options';
@@ -70,6 +71,8 @@ async function main(): Promise<void> {
     const replay = await measureReplay(bundles.agent, history.longest, scale.replay.runs);
     progress('5/5 memory per idle session');
     const memory = await measureIdleMemory(env, scale.memory);
+    progress('and the CLI\'s start-up, beside temporal --help');
+    const cli = await measureCliSpeed(env.server);
 
     let workerOptions: SweepRow[] | undefined;
     if (scale.sweep && args.sweep) {
@@ -117,6 +120,7 @@ async function main(): Promise<void> {
       history: history.result,
       replay,
       memory,
+      cli,
       ...(workerOptions ? { workerOptions } : {}),
     };
     const result: BenchResult = { ...partial, targets: checkTargets(partial) };

@@ -1,3 +1,4 @@
+import { CLI_TARGETS } from './cli-speed';
 import type { BenchResult } from './result';
 import { table } from './table';
 
@@ -71,6 +72,11 @@ export function formatReport(r: BenchResult): string {
     `5. Memory: ${r.memory.sessions} idle sessions, ${r.memory.cachedWorkflows} of them in the worker's cache at the end; worker baseline ${r.memory.baselineRssMb} MB RSS:`,
     `   started and idle: ${r.memory.rssPerSessionKb} KB RSS, ${r.memory.heapPerSessionKb} KB main-thread heap per session;` +
       ` idle again after a ${r.memory.stepsPerSession}-step turn: ${r.memory.afterTurnRssPerSessionKb} KB RSS, ${r.memory.afterTurnHeapPerSessionKb} KB main-thread heap per session`,
+  );
+  out.push(
+    '',
+    `6. CLI start (compiled, npm run build), whole process, median of ${r.cli.runs}:` +
+      ` agent --help ${r.cli.agentHelpMs} ms (target ≤ ${CLI_TARGETS.agentHelpMs}), agent list ${r.cli.agentListMs} ms (target ≤ ${CLI_TARGETS.agentListMs}), temporal --help ${r.cli.temporalHelpMs} ms`,
   );
   if (r.workerOptions) {
     out.push(

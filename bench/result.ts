@@ -110,6 +110,8 @@ export const BenchResultSchema = z.strictObject({
     afterTurnRssPerSessionKb: z.number(),
     afterTurnHeapPerSessionKb: z.number(),
   }),
+  /** Whole-process wall time from spawn to exit, median of `runs` (bench/cli-speed.ts). */
+  cli: z.strictObject({ runs: z.number().int(), agentHelpMs: z.number(), agentListMs: z.number(), temporalHelpMs: z.number() }),
   /** Absent in `--quick`. */
   workerOptions: z
     .array(

@@ -2,40 +2,12 @@
  * `npm run client -- <command>`: drive, watch and inspect agent sessions. Every command
  * is a thin shell over a library function exported from `client/index.ts`.
  */
-import { parseClientEnv, UsageError } from './config';
-import { explainError } from './errors';
-import { approveCommand, denyCommand } from './commands/approval';
-import { cancelCommand } from './commands/cancel';
-import type { Command } from './commands/command';
-import { forkCommand } from './commands/fork';
-import { historyCommand } from './commands/history';
-import { listCommand } from './commands/list';
-import { logCommand } from './commands/log';
-import { retryPolicyCommand } from './commands/retry-policy';
-import { runCommand } from './commands/run';
-import { sendCommand } from './commands/send';
-import { startCommand } from './commands/start';
-import { watchCommand } from './commands/watch';
+import { commandSummaries, readCommandManifest, type CommandSummary } from './command-manifest';
 
-const COMMANDS: readonly Command[] = [
-  startCommand,
-  sendCommand,
-  runCommand,
-  watchCommand,
-  logCommand,
-  historyCommand,
-  forkCommand,
-  cancelCommand,
-  retryPolicyCommand,
-  approveCommand,
-  denyCommand,
-  listCommand,
-];
-
-const USAGE = `usage: npm run client -- <command> [options]
+const usage = (commands: readonly CommandSummary[]) => `usage: npm run client -- <command> [options]   (or, after npm run build: npx agent <command>)
 
 commands:
-${COMMANDS.map((c) => `  ${c.synopsis}`).join('\n')}
+${commands.map((c) => `  ${c.synopsis}`).join('\n')}
 
 every command:
   --json      one stable JSON document on stdout (watch: one per line), nothing else there
@@ -53,14 +25,22 @@ environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TE
 
 async function main(argv: string[], signal: AbortSignal): Promise<number> {
   const [name, ...rest] = argv;
+  // Help is answered from the build's manifest when there is one, before anything heavy loads.
+  const summaries = readCommandManifest();
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    console.log(USAGE);
+    console.log(usage(summaries ?? commandSummaries((await import('./commands/index')).COMMANDS)));
     return name === undefined ? 2 : 0;
   }
+  const summary = summaries?.find((c) => c.name === name);
+  if (summary && rest.includes('--help')) {
+    console.log(commandHelp(summary));
+    return 0;
+  }
+  const [{ COMMANDS }, { parseClientEnv, UsageError }] = await Promise.all([import('./commands/index'), import('./config')]);
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) throw new UsageError(`unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')}; try --help)`);
   if (rest.includes('--help')) {
-    console.log(`usage: npm run client -- ${command.synopsis}\n\n${command.summary}`);
+    console.log(commandHelp(command));
     return 0;
   }
   if (command.followsLive) {
@@ -81,9 +61,14 @@ const interrupt = new AbortController();
 /** Where the command went, for error lines; the defaults until the environment is read. */
 let server = { namespace: 'default', address: 'localhost:7233' };
 
+function commandHelp(command: CommandSummary): string {
+  return `usage: npm run client -- ${command.synopsis}\n\n${command.summary}`;
+}
+
 main(process.argv.slice(2), interrupt.signal).then(
   (code) => process.exit(code),
-  (error: unknown) => {
+  async (error: unknown) => {
+    const { explainError } = await import('./errors');
     const { message, exitCode } = explainError(error, server);
     if (verbose) console.error(error);
     console.error(`client: ${message}`);

@@ -50,6 +50,13 @@ describe('npm run bench -- --quick', () => {
     expect(result.targets.map((t) => t.name)).toHaveLength(5);
   });
 
+  it('records the compiled CLI\'s start-up beside temporal --help', () => {
+    expect(result.cli.agentHelpMs).toBeGreaterThan(0);
+    expect(result.cli.agentListMs).toBeGreaterThan(0);
+    expect(result.cli.temporalHelpMs).toBeGreaterThan(0);
+    expect(run.stdout).toMatch(/6\. CLI start .*agent --help [\d.]+ ms \(target ≤ 300\), agent list [\d.]+ ms \(target ≤ 1000\), temporal --help [\d.]+ ms/);
+  });
+
   it('measures the same steps three ways: plain loop, agent session and floor workflow', () => {
     const { settings, plain, temporal, floor, anatomy } = result.overhead;
     const latencies = settings.runs * (settings.steps - 1);

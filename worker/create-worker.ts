@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
@@ -5,7 +6,8 @@ import { createActivities, type AgentActivities } from '../activities';
 import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** `.ts` beside the sources, `.js` in the build (dist/): the workflows are bundled from whichever this file is. */
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 export interface AgentWorkerOptions {
   connection: NativeConnection;

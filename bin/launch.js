@@ -1,0 +1,46 @@
+// @ts-check
+/**
+ * Runs a project entry point (`client/main`, `worker/main`) from `dist/` when `npm run
+ * build` made it and no source changed since, and from the TypeScript sources through
+ * tsx otherwise. Compiled, the CLI starts in a fraction of the time: tsx compiles every
+ * module on every start.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const ROOT = path.join(import.meta.dirname, '..');
+/** What tsconfig.build.json compiles: a change in any of these makes dist/ stale. */
+const SOURCE_DIRS = ['client', 'connection', 'worker', 'workflows', 'activities'];
+/** Written by scripts/build.ts when everything else is in place. */
+export const STAMP = path.join(ROOT, 'dist', '.build-stamp');
+
+/** @param {string} entry e.g. `client/main` */
+export async function launch(entry) {
+  const compiled = path.join(ROOT, 'dist', `${entry}.js`);
+  if (existsSync(compiled) && isFresh()) {
+    await import(pathToFileURL(compiled).href);
+    return;
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(pathToFileURL(path.join(ROOT, `${entry}.ts`)).href);
+}
+
+/** The build finished (its stamp is written last) after the newest source was changed. */
+export function isFresh() {
+  if (!existsSync(STAMP)) return false;
+  const built = statSync(STAMP).mtimeMs;
+  return SOURCE_DIRS.every((dir) => newestTs(path.join(ROOT, dir)) <= built);
+}
+
+/** @param {string} dir */
+function newestTs(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestTs(full));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}

@@ -1,0 +1,28 @@
+import { approveCommand, denyCommand } from './approval';
+import { cancelCommand } from './cancel';
+import type { Command } from './command';
+import { forkCommand } from './fork';
+import { historyCommand } from './history';
+import { listCommand } from './list';
+import { logCommand } from './log';
+import { retryPolicyCommand } from './retry-policy';
+import { runCommand } from './run';
+import { sendCommand } from './send';
+import { startCommand } from './start';
+import { watchCommand } from './watch';
+
+/** Every `npm run client` command, in the order the usage text lists them. */
+export const COMMANDS: readonly Command[] = [
+  startCommand,
+  sendCommand,
+  runCommand,
+  watchCommand,
+  logCommand,
+  historyCommand,
+  forkCommand,
+  cancelCommand,
+  retryPolicyCommand,
+  approveCommand,
+  denyCommand,
+  listCommand,
+];
