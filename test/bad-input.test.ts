@@ -190,7 +190,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
 });
 
 describe('a tool result above Temporal\'s 2 MB payload limit', () => {
-  it('becomes a clear payload_too_large failure, or a result cut with a note, after one run of the tool: the step closes, every call is paired, and the session takes the next message', async () => {
+  it('becomes an error result the model reads, after one run of the tool: the step closes, every call is paired, and the session takes the next message', async () => {
     const model = newModel('huge');
     h.llm.script(
       model,
@@ -203,16 +203,10 @@ describe('a tool result above Temporal\'s 2 MB payload limit', () => {
     const turn = await sendAndWait(session, 'read huge.txt');
     const events = await readLog(session);
     const [result] = toolResults(events);
-    expect(result).toBeDefined();
-    if (turn.status === 'completed') {
-      // Cut, or answered with an error result: the model reads a bounded result that says why.
-      expect(Buffer.byteLength(result?.content ?? '')).toBeLessThan(2 * 1024 * 1024);
-      expect(result?.content).toMatch(/cut|truncated|too large|limit/i);
-    } else {
-      // A clear failure under the project's own stable type, and the call answered conservatively.
-      expect(turn.failure?.type).toBe('payload_too_large');
-      expect(['TOOL_OUTCOME_UNKNOWN', 'error']).toContain(result?.code);
-    }
+    // The promise: an error result the model reads, saying why, and the turn goes on.
+    expect(turn.status).toBe('completed');
+    expect(result?.code).toBe('error');
+    expect(result?.content).toMatch(/larger than Temporal's 2 MiB payload limit/);
     // The result is too large on every attempt: running the tool again only repeats the work.
     expect(dispatched.length - before).toBe(1);
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', turn: 1 });
@@ -224,7 +218,7 @@ describe('a tool result above Temporal\'s 2 MB payload limit', () => {
 });
 
 describe('a conversation larger than one Temporal payload (2 MB), each tool result well below it', () => {
-  it('keeps the whole log readable, and the next LLM call either gets the whole conversation or fails at once as payload_too_large or context_overflow', async () => {
+  it('keeps the whole log readable, and the next LLM call gets the whole conversation, read in pages', async () => {
     const model = newModel('big-conversation');
     h.llm.script(
       model,
@@ -240,14 +234,9 @@ describe('a conversation larger than one Temporal payload (2 MB), each tool resu
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', turn: 1 });
     const history = await historyOf(h.client, session.workflowId);
     expect(has(history, 'workflowTaskFailedEventAttributes')).toBe(false);
-    if (turn.status === 'completed') {
-      const last = h.llm.requests({ model }).at(-1);
-      expect(JSON.stringify(last?.body).length).toBeGreaterThan(3 * BIG_BYTES);
-    } else {
-      expect(['payload_too_large', 'context_overflow']).toContain(turn.failure?.type);
-      const lastStarted = history.filter((e) => e.activityTaskStartedEventAttributes).at(-1);
-      expect(lastStarted?.activityTaskStartedEventAttributes?.attempt).toBe(1);
-    }
+    expect(turn.status).toBe('completed');
+    const last = h.llm.requests({ model }).at(-1);
+    expect(JSON.stringify(last?.body).length).toBeGreaterThan(3 * BIG_BYTES);
   });
 });
 
@@ -286,7 +275,8 @@ describe('a session log past what one run can carry, counted in UTF-8 bytes (non
     await h.client.workflow.getHandle(session.workflowId).terminate('test cleanup').catch(() => undefined);
     expect(verdict).toBe('payload_too_large');
     expect(has(await historyOf(h.client, session.workflowId), 'workflowTaskFailedEventAttributes')).toBe(false);
-  });
+  // Its inner waits (60 s for a failed task, 20 s after the last turn) must be reachable.
+  }, 150_000);
 });
 
 describe('a session whose history grows past Temporal\'s event-count limit (lowered to 300 events on a private server)', () => {

@@ -200,7 +200,8 @@ describe('docker-compose.yml', () => {
       await h.close();
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // Above the demo command's own 120 s limit.
+  }, 180_000);
 });
 
 /** A command as a child process, in the project folder; npm must be on PATH, as it is wherever the tests run. */

@@ -148,17 +148,26 @@ describe('postStream', () => {
     });
 
     it('does not count time the consumer spends on a chunk as silence', async () => {
-      handler = (_req, res) => {
+      // Frames 40 ms apart, well inside the 100 ms limit; the consumer then spends 250 ms on
+      // each chunk it reads, long past the limit: only time without bytes may count.
+      handler = async (_req, res) => {
         sse(res);
-        res.end('data: a\n\n'.repeat(5));
+        for (let i = 0; i < 5; i++) {
+          res.write('data: a\n\n');
+          await sleep(40);
+        }
+        res.end();
       };
       const res = await postStream(options({ idleTimeoutMs: 100, headers: {} }));
+      let text = '';
       let chunks = 0;
-      for await (const _ of res.body) {
+      for await (const chunk of res.body) {
+        text += Buffer.from(chunk as Uint8Array).toString();
         chunks++;
         await sleep(250);
       }
-      expect(chunks).toBeGreaterThan(0);
+      expect(text.match(/data: a/g)).toHaveLength(5);
+      expect(chunks).toBeGreaterThan(1);
     });
 
     it("wins over a dispatcher's shorter undici timeouts, which are set behind it per request", async () => {

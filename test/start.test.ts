@@ -37,7 +37,8 @@ describe('npm start', () => {
     expect(result.stdout).toMatch(/✓ calculator: 84/);
     expect(result.stdout).toContain('turn completed');
     expect(result.stdout).toContain(`Temporal UI ${env.TEMPORAL_UI_URL}/namespaces/default/workflows/session-`);
-  });
+    // Above the 180 s the run itself may take, so that limit, not vitest's default, is what fails.
+  }, 240_000);
 
   it('keeps the UI up after the demo: the printed link answers, and Ctrl-C stops everything', async () => {
     const env = await startEnv('ui');
@@ -69,5 +70,6 @@ describe('npm start', () => {
       child.kill('SIGINT');
     }
     expect(await exited).toBe(0);
-  });
+    // Above the 150 s wait for the link.
+  }, 240_000);
 });

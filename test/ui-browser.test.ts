@@ -75,5 +75,6 @@ describe('the Temporal UI', () => {
 
     await mkdir(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
-  });
+    // Room for two render waits of RENDER_TIMEOUT_MS after the demo ran, so they, not vitest's default, fail.
+  }, 240_000);
 });
