@@ -7,6 +7,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { CI_PROFILE, formatReport, runSoak } from '../scripts/soak';
+import { SCENARIOS } from '../scripts/soak/scenarios';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 
 // Failed attempts are what this file causes on purpose, hundreds of them: keep the worker's
@@ -27,5 +28,8 @@ describe('soak (CI profile)', () => {
     expect(Object.keys(report.llmAttempts).length, summary).toBeGreaterThanOrEqual(4);
     expect(report.turnsByStatus.completed ?? 0, summary).toBeGreaterThan(0);
     expect(report.turnsByStatus.failed ?? 0, summary).toBeGreaterThan(0);
+    // Every scenario of the mix ran at least once.
+    expect(report.sessions, summary).toBeGreaterThanOrEqual(SCENARIOS.length);
+    for (const { name } of SCENARIOS) expect(report.scenarios[name]?.turns ?? 0, `${name} never ran\n${summary}`).toBeGreaterThanOrEqual(1);
   }, 120_000);
 });

@@ -106,3 +106,14 @@ export function pickScenario(random: () => number, scenarios: readonly TurnScena
   }
   return scenarios[scenarios.length - 1] as TurnScenario;
 }
+
+/**
+ * The turns of session `n` (1-based). Its first turn walks the catalogue, session n taking
+ * scenario n, so a run of at least as many sessions as scenarios meets every one of them
+ * whatever the seed; the other turns are drawn by weight.
+ */
+export function planSession(n: number, random: () => number, maxTurns: number, scenarios: readonly TurnScenario[] = SCENARIOS): TurnScenario[] {
+  const turns = 1 + Math.floor(random() * maxTurns);
+  const first = scenarios[(n - 1) % scenarios.length] as TurnScenario;
+  return [first, ...Array.from({ length: turns - 1 }, () => pickScenario(random, scenarios))];
+}
