@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,8 @@ import type { SessionEvent } from '../workflows/session-log';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
 import { startHarness, type Harness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
+import { barrier } from './support/barrier';
+import { eventually } from './support/eventually';
 import { untilCancelled } from './support/tool-stubs';
 
 /** What the stubbed tool activity saw, and how each call behaves, keyed by call id. */
@@ -113,8 +116,9 @@ describe('a step that fails after its assistant message asked for tools', () => 
         { id: 'toolu_d3', name: 'calculator', input: { expression: '3+3' } },
       ],
     });
+    // d1 is still running when d2 fails: it returns only once the server has d2's failure.
     behaviours.set('toolu_d1', async () => {
-      await sleep(1_500);
+      await sessionHistoryShows((e) => e.activityTaskFailedEventAttributes !== undefined && e.activityTaskFailedEventAttributes !== null);
       return { code: 'ok', content: '2' };
     });
     behaviours.set('toolu_d2', async () => {
@@ -132,9 +136,7 @@ describe('a step that fails after its assistant message asked for tools', () => 
       ['toolu_d3', 'TOOL_NOT_STARTED'],
     ]);
     const kept = events.find((e) => e.type === 'tool/result' && e.callId === 'toolu_d1');
-    const failedAt = dispatched.find((d) => d.callId === 'toolu_d2')?.at ?? 0;
     expect(kept?.type === 'tool/result' && kept.content).toBe('2');
-    expect((kept?.at ?? 0) - failedAt).toBeGreaterThanOrEqual(1_000);
     expect(dispatched.some((d) => d.callId === 'toolu_d3')).toBe(false);
   });
 
@@ -191,23 +193,29 @@ describe('the tool scheduler', () => {
       },
       { kind: 'text', text: 'done' },
     );
-    const spans = new Map<string, { start: number; end: number }>();
+    // p1 and p2 each wait until the other has started: they finish only if they run at once.
+    const started = new Map(ids.map((id) => [id, barrier()]));
+    const ended = new Set<string>();
+    /** What had ended when each call started. */
+    const endedBefore = new Map<string, string[]>();
     for (const id of ids) {
       behaviours.set(id, async () => {
-        const start = Date.now();
-        await sleep(400);
-        spans.set(id, { start, end: Date.now() });
+        endedBefore.set(id, [...ended]);
+        started.get(id)?.open();
+        const partner = id === 'toolu_p1' ? 'toolu_p2' : id === 'toolu_p2' ? 'toolu_p1' : undefined;
+        if (partner) await withDeadline(started.get(partner)?.wait(), `${partner} to start while ${id} runs`);
+        ended.add(id);
         return { code: 'ok', content: id };
       });
     }
     const session = await start({ model: ref, toolConcurrency: 2 });
     expect((await sendAndWait(session, 'go')).status).toBe('completed');
-    const span = (id: string) => spans.get(id) ?? { start: NaN, end: NaN };
-    const overlap = (a: string, b: string) => span(a).start < span(b).end && span(b).start < span(a).end;
-    expect(overlap('toolu_p1', 'toolu_p2')).toBe(true);
-    expect(span('toolu_p3').start).toBeGreaterThanOrEqual(Math.min(span('toolu_p1').end, span('toolu_p2').end));
-    expect(span('toolu_p4').start).toBeGreaterThanOrEqual(Math.max(span('toolu_p1').end, span('toolu_p2').end, span('toolu_p3').end));
-    expect(span('toolu_p5').start).toBeGreaterThanOrEqual(span('toolu_p4').end);
+    expect(endedBefore.get('toolu_p1')).toEqual([]);
+    expect(endedBefore.get('toolu_p2')).toEqual([]);
+    // p3 waited for a free slot; the side-effecting p4 for everything before it; p5 for p4.
+    expect(endedBefore.get('toolu_p3')?.some((id) => id === 'toolu_p1' || id === 'toolu_p2')).toBe(true);
+    expect(endedBefore.get('toolu_p4')).toEqual(expect.arrayContaining(['toolu_p1', 'toolu_p2', 'toolu_p3']));
+    expect(endedBefore.get('toolu_p5')).toContain('toolu_p4');
   });
 
   it('gives the model the results in the assistant\'s call order, whatever order they finished in', async () => {
@@ -223,8 +231,9 @@ describe('the tool scheduler', () => {
       },
       { kind: 'text', text: 'done' },
     );
+    // o1 finishes only once o2's result is in the log.
     behaviours.set('toolu_o1', async () => {
-      await sleep(600);
+      await sessionLogShows((e) => e.type === 'tool/result' && e.callId === 'toolu_o2');
       return { code: 'ok', content: 'slow' };
     });
     const session = await start({ model: ref });
@@ -281,6 +290,26 @@ describe('fork', () => {
 
 function stripTimes(events: SessionEvent[]) {
   return events.map(({ at: _at, ...rest }) => rest);
+}
+
+/** A barrier's wait, bounded, so a scheduler that never lets it open fails the test with a reason instead of hanging. */
+function withDeadline<T>(wait: Promise<T> | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  return Promise.race([wait ?? Promise.reject(new Error(`no barrier for ${what}`)), sleep(timeoutMs).then(() => Promise.reject(new Error(`waited ${timeoutMs} ms for ${what}`)))]);
+}
+
+/** Inside a tool activity: resolves once the server's history of its session has an event matching `found`. */
+async function sessionHistoryShows(found: (e: NonNullable<Awaited<ReturnType<typeof fetchOwnHistory>>>[number]) => boolean): Promise<void> {
+  await eventually('the session history to show the awaited event', async () => ((await fetchOwnHistory()).some(found) ? true : undefined), 10_000, 50);
+}
+async function fetchOwnHistory() {
+  const run = Context.current().info.workflowExecution;
+  return (await h.client.workflow.getHandle(run?.workflowId ?? '').fetchHistory()).events ?? [];
+}
+
+/** Inside a tool activity: resolves once its session's log has an event matching `found`. */
+async function sessionLogShows(found: (e: SessionEvent) => boolean): Promise<void> {
+  const run = Context.current().info.workflowExecution;
+  await eventually('the session log to show the awaited event', async () => ((await readLog(h.client.workflow.getHandle(run?.workflowId ?? ''))).some(found) ? true : undefined), 10_000, 50);
 }
 
 async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
