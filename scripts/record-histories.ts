@@ -107,6 +107,83 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return { workflowId: session.workflowId, runId: session.firstExecutionRunId };
   },
+  /** The LLM call fails on every attempt: the ladder gives up and the turn fails. */
+  'llm-failed': async (agent) => {
+    agent.llm.script('llm-failed', ...Array.from({ length: 4 }, () => ({ kind: 'status' as const, status: 529 })));
+    const session = await start(agent, 'llm-failed', { retryPolicy: { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 200, budgetMs: 10_000, maxServerWaitMs: 60_000 } });
+    await sendAndWait(session, 'hello');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** Cancelled while the LLM call waits for its retry. */
+  'retry-cancelled': async (agent) => {
+    agent.llm.script('retry-cancelled', { kind: 'status', status: 529, headers: { 'retry-after': '30' } }, { kind: 'text', text: 'never sent' });
+    const session = await start(agent, 'retry-cancelled');
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'hello' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await agent.llm.waitForRequests(1, { model: 'retry-cancelled' });
+    await waitUntil('the call to wait for its retry', async () => (await session.describe()).raw.pendingActivities?.[0]?.attempt === 2);
+    await session.executeUpdate(cancelTurnUpdate);
+    await update.result().catch(() => undefined);
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** A human denies a side-effecting call: it does not run, and the model reads why. */
+  'approval-denied': async (agent, target) => {
+    agent.llm.script(
+      'approval-denied',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_deny_1', name: 'http_request', input: { method: 'POST', url: `${target}/ok`, body: '{}' } }] },
+      { kind: 'text', text: 'Understood, not posted.' },
+    );
+    const session = await start(agent, 'approval-denied', { approvalRequired: ['http_request'] });
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'post it' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await waitUntil('an approval request', async () => (await session.query(stateQuery)).pendingApprovals.length > 0);
+    await session.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'toolu_deny_1', approved: false, reason: 'not today' }] });
+    await update.result();
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** Nobody decides in time: the approval timer fires and the call does not run. */
+  'approval-timed-out': async (agent, target) => {
+    agent.llm.script(
+      'approval-timed-out',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_late_1', name: 'http_request', input: { method: 'POST', url: `${target}/ok`, body: '{}' } }] },
+      { kind: 'text', text: 'Nobody approved it.' },
+    );
+    const session = await start(agent, 'approval-timed-out', { approvalRequired: ['http_request'], approvalTimeoutMs: 1_000 });
+    await sendAndWait(session, 'post it');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /** A session with nothing to do ends on its idle timer. */
+  'idle-timeout': async (agent) => {
+    agent.llm.script('idle-timeout', { kind: 'text', text: 'Hello.' });
+    const session = await start(agent, 'idle-timeout', { idleTimeoutMs: 1_000 });
+    await sendAndWait(session, 'hi');
+    await session.result();
+    return session.workflowId;
+  },
+  /** Cancelled while a side-effecting call runs: it gets TOOL_OUTCOME_UNKNOWN, the next one TOOL_NOT_STARTED. */
+  'cancelled-unknown': async (agent, target) => {
+    agent.llm.script(
+      'cancelled-unknown',
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_cu_1', name: 'http_request', input: { method: 'POST', url: `${target}/hang`, body: '{}' } },
+          { id: 'toolu_cu_2', name: 'calculator', input: { expression: '1+1' } },
+        ],
+      },
+      { kind: 'text', text: 'I will check whether the post went through.' },
+    );
+    const session = await start(agent, 'cancelled-unknown', { toolTimeouts: { http_request: 3_000 } });
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'post it' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await waitUntil('the post to be dispatched', async () => (await readLog(session)).some((e) => e.type === 'tool/call'));
+    await session.executeUpdate(cancelTurnUpdate);
+    await update.result().catch(() => undefined);
+    await sendAndWait(session, 'what happened?');
+    await endSession(session);
+    return session.workflowId;
+  },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {
     agent.llm.script('fork-source', calculatorCalls, { kind: 'text', text: 'done' });
@@ -121,6 +198,14 @@ const SCENARIOS: Record<string, Scenario> = {
     return fork.workflowId;
   },
 };
+
+/** Polls `check` (a Query, a describe) until it holds; the recording fails with `what` after 10 s. */
+async function waitUntil(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; !(await check()); i++) {
+    if (i > 200) throw new Error(`recording: no ${what} after 10 s`);
+    await sleep(50);
+  }
+}
 
 /** A local HTTP target for http_request: `/hang` never answers, anything else answers 201. */
 async function startTarget(): Promise<{ url: string; server: Server }> {

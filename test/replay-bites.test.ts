@@ -15,9 +15,10 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { GOLDEN_SHAPES } from './support/golden-shapes';
 
 const WORKFLOWS = path.join(PROJECT_ROOT, 'workflows');
-const HISTORY = path.join(import.meta.dirname, 'fixtures', 'histories', 'normal-turn.json');
+const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');
 const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
 // The determinism errors below are expected: keep core's WARN line about each one out of the report.
@@ -52,10 +53,24 @@ async function alteredCopy(edits: readonly Edit[]): Promise<string> {
   return dir;
 }
 
-async function replay(workflowsDir: string): Promise<void> {
-  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(workflowsDir, 'index.ts'), logger: quietLogger });
-  const history = historyFromJSON(JSON.parse(await readFile(HISTORY, 'utf8')));
-  await Worker.runReplayHistory({ workflowBundle: bundle }, history, 'replay-bites');
+/** One bundle per altered copy: bundling takes seconds, replaying a history milliseconds. */
+const bundles = new Map<readonly Edit[], ReturnType<typeof bundleWorkflowCode>>();
+function bundleOf(edits: readonly Edit[]) {
+  let bundle = bundles.get(edits);
+  if (!bundle) {
+    bundle = alteredCopy(edits).then((dir) => bundleWorkflowCode({ workflowsPath: path.join(dir, 'index.ts'), logger: quietLogger }));
+    bundles.set(edits, bundle);
+  }
+  return bundle;
+}
+
+/** The replay's error, or undefined when it replayed cleanly. */
+async function replay(edits: readonly Edit[], shape: string): Promise<unknown> {
+  const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES, `${shape}.json`), 'utf8')));
+  return Worker.runReplayHistory({ workflowBundle: await bundleOf(edits) }, history, `replay-bites-${shape}`).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 }
 
 /** The recorded step: search attributes (status, step count) upserted, then the LLM activity scheduled. */
@@ -93,20 +108,21 @@ const TIMER_FIRST: Edit[] = [
   { file: 'session.ts', find: `  setHandler,\n`, replace: `  setHandler,\n  sleep,\n` },
 ];
 
-describe('the replay test bites: a change of command order without patched() fails replay', () => {
-  it('replays the normal-turn recording against an unaltered copy of workflows/ (the copy itself changes nothing)', async () => {
-    await expect(replay(await alteredCopy([]))).resolves.toBeUndefined();
+const UNALTERED: Edit[] = [];
+
+describe('the replay test bites: a change of command order without patched() fails replay of every recorded shape', () => {
+  it.each(GOLDEN_SHAPES)('replays %s against an unaltered copy of workflows/ (the copy itself changes nothing)', async (shape) => {
+    expect(await replay(UNALTERED, shape)).toBeUndefined();
   });
 
-  it.each([
+  describe.each([
     ['upserting search attributes after scheduling the LLM activity instead of before', UPSERT_AFTER_SCHEDULING],
     ['starting a timer before the first search-attribute upsert', TIMER_FIRST],
-  ])('throws DeterminismViolationError for %s', async (_name, edits) => {
-    const error = await replay(await alteredCopy(edits)).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(DeterminismViolationError);
-    expect((error as Error).message).toMatch(/nondetermin/i);
+  ])('%s', (_name, edits) => {
+    it.each(GOLDEN_SHAPES)('fails %s with a DeterminismViolationError', async (shape) => {
+      const error = await replay(edits, shape);
+      expect(error).toBeInstanceOf(DeterminismViolationError);
+      expect((error as Error).message).toMatch(/nondetermin/i);
+    });
   });
 });

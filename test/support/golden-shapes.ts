@@ -1,0 +1,20 @@
+/**
+ * Every workflow shape with a golden history in test/fixtures/histories/ (recorded by
+ * `npm run record-histories`): the replay test requires each one, and the replay-bites
+ * test shows a reordering fails on each one.
+ */
+export const GOLDEN_SHAPES = [
+  'normal-turn',
+  'retries',
+  'llm-failed',
+  'retry-cancelled',
+  'compensated-turn',
+  'cancelled-turn',
+  'cancelled-unknown',
+  'approval',
+  'approval-denied',
+  'approval-timed-out',
+  'idle-timeout',
+  'fork',
+  'continue-as-new',
+] as const;
