@@ -96,6 +96,15 @@ describe('Worker Versioning', () => {
     await turn(fresh, model);
     expect(await versionOf(fresh)).toMatchObject({ buildId: 'B', behavior: PINNED });
 
+    // The README's query for the sessions a version still runs, which says when A may be stopped.
+    const stillOnA = ['workflow', 'list', '--query', `TemporalWorkerDeploymentVersion = "${DEPLOYMENT}:A" AND ExecutionStatus = "Running"`, '-o', 'json'];
+    await eventually('the session to be listed as running on A', async () => {
+      const { stdout } = await run(await temporalCliPath(), stillOnA, { env: { ...process.env, TEMPORAL_ADDRESS: server.address } });
+      const listed = stdout.trim() === '' ? [] : (JSON.parse(stdout) as { execution?: { workflowId?: string } }[]);
+      const ids = listed.map((w) => w.execution?.workflowId);
+      return ids.includes(session.workflowId) && !ids.includes(fresh.workflowId) ? true : undefined;
+    });
+
     // Turns go on, on A, until the history is long enough to continue as new.
     let current = first;
     for (let turns = 0; current.runId === first.runId; turns++) {
