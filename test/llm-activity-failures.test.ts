@@ -14,6 +14,7 @@ import { createLlmActivities, type LlmActivityDeps } from '../activities/llm/act
 import { SessionLogCache } from '../activities/llm/session-log-cache';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import type { LlmCallInput } from '../workflows/llm-call';
+import type { AssistantMessage } from '../workflows/messages';
 import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../workflows/retry-policy';
 import { SessionLog } from '../workflows/session-log';
 import { barrier } from './support/barrier';
@@ -120,7 +121,7 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
       attempt: 2,
       heartbeatDetails: { attempt: 1, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, firstFailureAt: Date.now(), failedAttempt: 1 },
     });
-    const message = await env.run(createLlmActivities(depsWith(cache)).callLlm, input(model, sessionLog(cache)));
+    const message: AssistantMessage = await env.run(createLlmActivities(depsWith(cache)).callLlm, input(model, sessionLog(cache)));
     expect(message.text).toBe('second attempt answered');
   });
 });

@@ -14,8 +14,17 @@ describe('recorded histories replay against the current workflows', () => {
     expect(files).toEqual(expect.arrayContaining(GOLDEN_SHAPES.map((shape) => `${shape}.json`)));
   });
 
-  it.each(files)('replays %s without a determinism error', async (file) => {
-    const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')));
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, path.basename(file, '.json'));
+  it('replays every recorded history without a determinism error (Worker.runReplayHistories over the folder)', async () => {
+    const histories = await Promise.all(
+      files.map(async (file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8'))) })),
+    );
+    const failures: string[] = [];
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
+      replayed++;
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+    expect(replayed).toBe(files.length);
   });
 });

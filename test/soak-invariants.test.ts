@@ -42,7 +42,7 @@ describe('the soak invariants', () => {
     ['a message without a turn outcome', evidence(soundTurn, { sends: [{ error: 'timed out' }] }), /message 1 got no turn outcome: timed out/],
     ['a session that did not end cleanly', evidence(soundTurn, { resultError: 'terminated' }), /did not end cleanly: terminated/],
     ['a result that counts other turns than were sent', evidence(soundTurn, { turnsInResult: 2 }), /its result counts 2 turns for 1 messages/],
-    ['an unreadable log', { workflowId: 'wf', sends: [], readError: 'gone' }, /its log could not be read: gone/],
+    ['an unreadable log', { workflowId: 'wf', sends: [], readError: 'gone' } satisfies SessionEvidence, /its log could not be read: gone/],
     ['a turn that never ended', evidence(without('turn/end')), /turn 1 has 0 turn\/end events/],
     ['a step that never ended', evidence(without('step/end')), /turn 1 step 1 has 0 step\/end events/],
     ['a tool call without a result', evidence(without('tool/result')), /tool call a has 0 results/],
@@ -53,7 +53,7 @@ describe('the soak invariants', () => {
     ['a turn that ended otherwise than its caller was told', evidence(soundTurn, { sends: [{ outcome: { status: 'failed', turn: 1 } }] }), /turn 1 ended completed in the log but failed for its caller/],
     ['a turn missing from the log', evidence(soundTurn, { sends: [{ outcome: { status: 'completed', turn: 1 } }, { outcome: { status: 'completed', turn: 2 } }], turnsInResult: 2 }), /1 turns in the log for 2 messages/],
     ['a log that ends inside a turn', evidence(soundTurn.slice(0, 2)), /the log ends with step\/start, not with a closed turn/],
-  ] as const)('catch %s', (_name, broken, message) => {
+  ] satisfies [string, SessionEvidence, RegExp][])('catch %s', (_name, broken, message) => {
     expect(sessionViolations(broken).join('\n')).toMatch(message);
   });
 

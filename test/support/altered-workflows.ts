@@ -1,0 +1,78 @@
+/**
+ * Deliberately altered copies of workflows/, for tests that prove a replay fails when the
+ * workflow's commands change order without `patched()`.
+ *
+ * The copies live inside the project (`.data/altered-workflows-*`), so their imports of
+ * `zod` and `@temporalio/workflow` resolve from the project's node_modules like the originals.
+ */
+import { randomUUID } from 'node:crypto';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../scripts/temporal-binaries';
+
+const WORKFLOWS = path.join(PROJECT_ROOT, 'workflows');
+
+/** One source edit: `find` must occur exactly once, so an alteration that no longer applies fails loudly instead of testing nothing. */
+export interface Edit {
+  file: string;
+  find: string;
+  replace: string;
+}
+
+const copies: string[] = [];
+/** Call in `afterAll`. */
+export async function removeAlteredCopies(): Promise<void> {
+  await Promise.all(copies.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> {
+  const dir = path.join(PROJECT_ROOT, '.data', `altered-workflows-${randomUUID()}`);
+  copies.push(dir);
+  await mkdir(path.dirname(dir), { recursive: true });
+  await cp(WORKFLOWS, dir, { recursive: true });
+  for (const edit of edits) {
+    const file = path.join(dir, edit.file);
+    const source = await readFile(file, 'utf8');
+    const occurrences = source.split(edit.find).length - 1;
+    if (occurrences !== 1) {
+      throw new Error(`the alteration of ${edit.file} no longer applies: expected its text once, found it ${occurrences} times. Update this test to the new source.`);
+    }
+    await writeFile(file, source.replace(edit.find, edit.replace));
+  }
+  return dir;
+}
+
+/** The recorded step: search attributes (status, step count) upserted, then the LLM activity scheduled. */
+export const UPSERT_AFTER_SCHEDULING: Edit[] = [
+  {
+    file: 'session.ts',
+    find: `        state.step = event.step;
+        publishStatus();`,
+    replace: `        state.step = event.step;`,
+  },
+  {
+    file: 'session.ts',
+    find: `      return llm.callLlm.executeWithOptions(`,
+    replace: `      const scheduled = llm.callLlm.executeWithOptions(`,
+  },
+  {
+    file: 'session.ts',
+    find: `logDigest: log.digest, retryPolicy: livePolicy() }],
+      );`,
+    replace: `logDigest: log.digest, retryPolicy: livePolicy() }],
+      );
+      publishStatus();
+      return scheduled;`,
+  },
+];
+
+/** A timer before anything else: the recording starts with search-attribute upserts. */
+export const TIMER_FIRST: Edit[] = [
+  {
+    file: 'session.ts',
+    find: `export async function agentSession(input: SessionInput): Promise<SessionResult> {`,
+    replace: `export async function agentSession(input: SessionInput): Promise<SessionResult> {
+  await sleep(1);`,
+  },
+  { file: 'session.ts', find: `  setHandler,\n`, replace: `  setHandler,\n  sleep,\n` },
+];
