@@ -97,5 +97,7 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
       const code = e.code === 'ok' ? '' : ` ${red(e.code)}`;
       return `${dim(where)} · ${mark} ${e.name}${code}: ${truncate(e.content, 300)} ${dim(`#${e.callId}`)}`;
     }
+    case 'tools/listed':
+      return `${dim(where)} · MCP tools listed: ${e.tools.length} from ${e.servers.join(', ') || 'no server'}`;
   }
 }

@@ -5,6 +5,7 @@ import type { Dispatcher } from 'undici';
 import { createActivities, type AgentActivities } from '../activities';
 import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
+import { mcpConnectionsFor, stopMcpServersWithWorker } from './mcp-lifetime';
 
 /** `.ts` beside the sources, `.js` in the build (dist/): the workflows are bundled from whichever this file is. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -59,6 +60,7 @@ function versioningOptions(env: Pick<WorkerEnv, 'AGENT_DEPLOYMENT_NAME' | 'AGENT
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { env } = options;
   const logCache = options.logCache ?? logCacheFor(env);
+  const mcp = mcpConnectionsFor(env);
   const activities = createActivities({
     dispatcher: options.dispatcher,
     llm: {
@@ -76,8 +78,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       httpAllowlist: env.AGENT_HTTP_ALLOWLIST,
       maxResponseBytes: env.AGENT_HTTP_MAX_RESPONSE_BYTES,
     },
+    mcp,
   });
-  return Worker.create({
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: env.AGENT_TASK_QUEUE,
@@ -97,4 +100,5 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...options.overrides,
   });
+  return stopMcpServersWithWorker(worker, mcp);
 }

@@ -5,6 +5,7 @@ import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
 import { SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
+import { McpServerNameSchema, type McpToolList } from './tools/mcp-tools';
 
 /**
  * The session workflow's interface: its input, Updates and Queries. The client imports the
@@ -48,7 +49,9 @@ export const SessionInputSchema = z
     toolTimeouts: ToolTimeoutsSchema.default({}),
     /** Built-in tools this session may use; all of them when absent. */
     tools: z.array(ToolNameSchema).optional(),
-    /** Side-effecting tools (or `*`) whose calls wait for a human decision. */
+    /** MCP servers of the worker's AGENT_MCP_CONFIG whose tools this session is offered; none when absent. */
+    mcp: z.array(McpServerNameSchema).optional(),
+    /** Side-effecting tools (or `*`, or a prefix such as `mcp__fs__*`) whose calls wait for a human decision. */
     approvalRequired: z.array(z.string().min(1)).default([]),
     approvalTimeoutMs: boundedInt('approvalTimeoutMs').default(SESSION_LIMITS.approvalTimeoutMs.default),
     /**
@@ -137,6 +140,8 @@ export const awaitTurnUpdate = defineUpdate<TurnOutcome, [{ turn: number }]>('aw
 export const cancelTurnUpdate = defineUpdate<{ cancelled: boolean; turn?: number }, []>('cancelTurn');
 export const setRetryPolicyUpdate = defineUpdate<SessionRetryPolicy, [RetryPolicyUpdate]>('setRetryPolicy');
 export const decideApprovalUpdate = defineUpdate<{ applied: boolean }, [ApprovalDecision]>('decideApproval');
+/** Lists the session's MCP servers' tools again and records the new list: calls from then on use it. */
+export const refreshToolsUpdate = defineUpdate<McpToolList, []>('refreshTools');
 /** Ends the session once no turn runs and none is queued. */
 export const endUpdate = defineUpdate<void, []>('end');
 

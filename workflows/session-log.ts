@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { digestOf, extendLogDigest } from './log-digest';
 import { AssistantMessageSchema, ToolResultCodeSchema } from './messages';
+import { McpToolListSchema } from './tools/mcp-tools';
 
 /**
  * The session log: append-only, typed, the single source of truth of a session. The
@@ -51,6 +52,11 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     code: ToolResultCodeSchema,
     content: z.string(),
   }),
+  /**
+   * The MCP tools offered from here on, as the servers listed them (workflows/tools/mcp-tools.ts).
+   * `turn` is the turn it was recorded in, or the last one before it (0: before any).
+   */
+  z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
 export type SessionEventType = SessionEvent['type'];

@@ -22,6 +22,7 @@ import {
   decideApprovalUpdate,
   endUpdate,
   logQuery,
+  refreshToolsUpdate,
   sendUpdate,
   setRetryPolicyUpdate,
   stateQuery,
@@ -43,7 +44,9 @@ import { SessionLog, type NewSessionEvent, type SessionEvent } from './session-l
 import { settingsInForce } from './session-settings';
 import { toolActivityOptions } from './tools/activity-options';
 import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
-import type { ToolActivities } from './tools/tool-outcome';
+import { McpSessionTools } from './tools/mcp-session';
+import { approvalRequiredFor } from './tools/mcp-tools';
+import type { ToolActivities, ToolOutcome } from './tools/tool-outcome';
 import { ApprovalGate } from './approval-gate';
 import { isPayloadsTooLarge } from './failure';
 import { repairOpenTail } from './repair';
@@ -117,6 +120,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   let lastTurnFailed = false;
 
   const approvals = new ApprovalGate(config.approvalTimeoutMs);
+  const mcpTools = new McpSessionTools(config.mcp ?? [], () => log.events, (event) => runtime.append(event));
 
   const publishStatus = () =>
     upsertSearchAttributes([
@@ -196,6 +200,11 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     settings: settingsInForce(config),
   }));
   setHandler(llmSettingsQuery, () => settings);
+  setHandler(refreshToolsUpdate, () => mcpTools.refresh(), {
+    validator: () => {
+      if (mcpTools.servers.length === 0) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
+    },
+  });
   setHandler(retryPolicyQuery, livePolicy);
 
   const runtime: TurnRuntime = {
@@ -216,21 +225,23 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       state.phase = phase;
       state.step = step;
     },
-    callLlm: (turn, step) => {
+    // MCP tools are listed (once) before the first LLM call that could offer them.
+    callLlm: (turn, step) => mcpTools.whenListed(() => {
       logMirror.appended(unmirrored.splice(0));
       return llm.callLlm.executeWithOptions(
         { summary: `step ${step} · llm ${config.model}`, retry: temporalRetryPolicyFor(livePolicy()) },
         [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: livePolicy() }],
       );
-    },
+    }),
     prepare: (call): ScheduledCall => {
-      const prepared = prepareToolCall(call, enabledTools);
+      const prepared = prepareToolCall(call, [...enabledTools, ...mcpTools.definitions()]);
       if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
       const needsApproval =
-        prepared.toolClass === 'side_effecting' && (config.approvalRequired.includes('*') || config.approvalRequired.includes(call.name));
+        prepared.toolClass === 'side_effecting' && approvalRequiredFor(config.approvalRequired, call.name);
       return { kind: 'dispatch', call: { ...call, input: prepared.input as ToolCall['input'] }, toolClass: prepared.toolClass, needsApproval };
     },
     dispatchTool: (turn, step, call, toolClass) => {
+      if (mcpTools.owns(call.name)) return keepWithinPayloadLimit(mcpTools.dispatch(step, call, toolClass));
       const tool = enabledTools.find((t) => t.name === call.name);
       if (!tool) throw new Error(`tool ${call.name} vanished between preparation and dispatch`);
       const timeout = config.toolTimeouts[call.name];
@@ -245,14 +256,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         callId: call.id,
         ...(toolClass === 'side_effecting' ? { idempotencyKey: idempotencyKey(workflowId, call.id) } : {}),
       };
-      return tools.runTool.executeWithOptions(options, [request]).catch((error: unknown) => {
-        // The tool ran, and its answer cannot be carried: tell the model, and go on.
-        if (!isPayloadsTooLarge(error)) throw error;
-        return {
-          code: 'error' as const,
-          content: "The call ran, but its result was larger than Temporal's 2 MiB payload limit and was dropped. Ask for less (a range, a summary, a smaller page).",
-        };
-      });
+      return keepWithinPayloadLimit(tools.runTool.executeWithOptions(options, [request]));
     },
     awaitApproval: (turn, step, call) => approvals.request(turn, step, call),
   };
@@ -310,6 +314,17 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     // Ended, failed or continued as new: nothing will read this run's copy of the log.
     logMirror.closed();
   }
+}
+
+/** A tool ran, and its answer is above Temporal's payload limit: tell the model, and go on. */
+function keepWithinPayloadLimit(running: Promise<ToolOutcome>): Promise<ToolOutcome> {
+  return running.catch((error: unknown) => {
+    if (!isPayloadsTooLarge(error)) throw error;
+    return {
+      code: 'error' as const,
+      content: "The call ran, but its result was larger than Temporal's 2 MiB payload limit and was dropped. Ask for less (a range, a summary, a smaller page).",
+    };
+  });
 }
 
 function parseInput(input: SessionInput): SessionConfig {

@@ -7,6 +7,7 @@ import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmCallInp
 import type { AssistantMessage } from '../../workflows/messages';
 import { parseModelRef, type ProviderId } from '../../workflows/model-ref';
 import type { SessionRetryPolicy } from '../../workflows/retry-policy';
+import { withMcpToolSpecs } from '../../workflows/tools/mcp-tools';
 import { isAbortError } from './abort-error';
 import { admitAfterLostAttempt, decideRetry } from './backoff';
 import { LlmError } from './llm-error';
@@ -78,7 +79,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             logDigest: input.logDigest,
           });
         }
-        return await PROVIDER_STREAMS[provider]({ ...settings, messages: conversationOf(events, provider), model }, {
+        // The MCP tools are those recorded in the log this call was scheduled with.
+        return await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages: conversationOf(events, provider), model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,

@@ -5,6 +5,7 @@ import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
 import { UsageError, type ClientEnv } from '../config';
 import { parseRetryPolicyArg } from '../retry-policy';
 import type { StartOptions } from '../sessions';
+import { defaultMcpServers } from '../mcp-default';
 import { parseList, parseModel } from './command';
 
 /**
@@ -131,6 +132,11 @@ export const SESSION_FLAGS = {
   tools: text('--tools TOOL,…', `the only tools the model is offered (default all: ${TOOL_LIST}, or AGENT_TOOLS)`, (v) => ({
     tools: checked('tools', parseList('--tools', v), (why) => `--tools: ${why}`),
   })),
+  mcp: text(
+    '--mcp NAME,…',
+    "the MCP servers of the worker's AGENT_MCP_CONFIG whose tools the model is offered, as mcp__NAME__TOOL (default: every server of the file AGENT_MCP_CONFIG names here, none without it)",
+    (v) => ({ mcp: checked('mcp', parseList('--mcp', v), (why) => `--mcp: ${why}`) }),
+  ),
   'tool-timeout': repeatable(
     '--tool-timeout NAME=SECONDS',
     `one tool call's time limit, ${secondsRange('toolTimeoutMs')}; repeat it for several tools (default, in seconds: ${TOOL_TIMEOUTS})`,
@@ -213,6 +219,7 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
     ...(env.AGENT_MAX_STEPS === undefined ? {} : { maxSteps: env.AGENT_MAX_STEPS }),
     ...(env.AGENT_MAX_TOKENS === undefined ? {} : { maxTokens: env.AGENT_MAX_TOKENS }),
     ...(env.AGENT_TOOLS === undefined ? {} : { tools: env.AGENT_TOOLS }),
+    ...defaultMcpServers(process.env),
     ...fromFlags,
   };
 }

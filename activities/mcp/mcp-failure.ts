@@ -1,0 +1,48 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_ERROR_TYPES } from '../../workflows/tools/mcp-tools';
+import type { McpServerConfig } from '../../worker/mcp-config';
+
+/** How a failure names its server: the command or URL, never `env` or `headers`, which may hold secrets. */
+function describeServer(name: string, server: McpServerConfig): string {
+  return server.kind === 'http' ? `MCP server "${name}" (${server.url})` : `MCP server "${name}" (${server.command})`;
+}
+
+/** An error a server answered with: the call reached it, so it is a result for the model, not a broken connection. */
+export function isServerAnswer(error: unknown): error is McpError {
+  return error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout;
+}
+
+/**
+ * A failure to reach a server, or its silence past `timeoutMs`, as a typed failure: an
+ * infrastructure failure of the call (or of the listing) that the workflow's lanes decide
+ * about. `clue` is what the server last said on stderr or could not say on stdout.
+ */
+export function mcpFailure(name: string, server: McpServerConfig, error: unknown, clue: string, doing: 'connect' | 'list' | 'call'): ApplicationFailure {
+  const who = describeServer(name, server);
+  const said = clue ? `; it said: ${clue}` : '';
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    const what = doing === 'connect' ? 'did not complete the MCP handshake' : doing === 'list' ? 'did not list its tools' : 'did not answer the call';
+    return ApplicationFailure.create({ type: MCP_ERROR_TYPES.timeout, message: `${who} ${what} within ${server.timeoutMs / 1000} s${said}` });
+  }
+  const reason = firstLine(error);
+  // A program that does not exist cannot start on the next attempt either.
+  const missing = (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+  return ApplicationFailure.create({
+    type: MCP_ERROR_TYPES.unavailable,
+    message: missing ? `${who} cannot start: command not found` : `${who} is unavailable: ${reason}${said}`,
+    nonRetryable: missing,
+  });
+}
+
+export function unknownServer(name: string, configured: string[]): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: MCP_ERROR_TYPES.unknownServer,
+    message: `no MCP server "${name}" in this worker's AGENT_MCP_CONFIG (configured: ${configured.join(', ') || 'none'})`,
+    nonRetryable: true,
+  });
+}
+
+export function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]?.slice(0, 300) ?? '';
+}

@@ -1,0 +1,197 @@
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
+import { cancelTurnUpdate, sendUpdate, stateQuery } from '../workflows/api';
+import type { SessionEvent } from '../workflows/session-log';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
+import { EVERYTHING_SERVER, filesystemServer, writeMcpConfig } from './support/mcp/servers';
+
+let h: Harness;
+let files: string;
+
+beforeAll(async () => {
+  files = await mkdtemp(path.join(tmpdir(), 'mcp-fs-'));
+  await mkdir(path.join(files, 'notes'));
+  await writeFile(path.join(files, 'notes', 'a.txt'), 'alpha');
+  await writeFile(path.join(files, 'notes', 'b.txt'), 'beta');
+  const config = await writeMcpConfig({ everything: EVERYTHING_SERVER, fs: filesystemServer(files) });
+  h = await startHarness({ env: { AGENT_MCP_CONFIG: config } });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+let models = 0;
+const newModel = (name: string) => `mcp-${name}-${++models}-${Date.now()}`;
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
+
+function start(model: string, mcp: string[], extra: Record<string, unknown> = {}): Promise<SessionHandle> {
+  return startSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
+}
+
+const results = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, name: e.name, code: e.code, content: e.content }] : []));
+const calls = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/call' ? [e.callId] : []));
+
+/** The tool names the scripted LLM was offered in each request of `model`, in order. */
+const offered = (model: string) => h.llm.requests({ model }).map((r) => ((r.body as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name));
+
+/** The activity summaries of the session's history, in the order they were scheduled. */
+async function activitySummaries(handle: SessionHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  const summaries: string[] = [];
+  for (const event of history.events ?? []) {
+    const data = event.userMetadata?.summary?.data;
+    if (event.activityTaskScheduledEventAttributes && data) summaries.push(JSON.parse(Buffer.from(data).toString('utf8')) as string);
+  }
+  return summaries;
+}
+
+describe('MCP tools from real servers over stdio', () => {
+  it("offers the everything server's tools as mcp__everything__*, records the list once in the log, and the model's echo call returns the echoed text", async () => {
+    const model = newModel('echo');
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ id: 'toolu_echo', name: 'mcp__everything__echo', input: { message: 'hello over MCP' } }] },
+      { kind: 'text', text: 'It echoed.' },
+    );
+    const session = await start(model, ['everything']);
+    expect(await sendAndWait(session, 'echo something')).toMatchObject({ status: 'completed' });
+
+    const events = await readLog(session);
+    expect(results(events)).toEqual([{ callId: 'toolu_echo', name: 'mcp__everything__echo', code: 'ok', content: 'Echo: hello over MCP' }]);
+    const lists = events.filter((e) => e.type === 'tools/listed');
+    expect(lists).toHaveLength(1);
+    expect(lists[0]).toMatchObject({ servers: ['everything'] });
+    // Both requests of the turn offered the recorded tools beside the built-in ones.
+    for (const names of offered(model)) expect(names).toEqual(expect.arrayContaining(['calculator', 'mcp__everything__echo', 'mcp__everything__trigger-long-running-operation']));
+    expect(await activitySummaries(session)).toEqual(['mcp tools of everything', `step 1 · llm anthropic:${model}`, 'step 1 · mcp everything/echo #toolu_echo', `step 2 · llm anthropic:${model}`]);
+  });
+
+  it('gives the model an error result for a tool that reports isError, for arguments its inputSchema refuses (never dispatched) and for an unknown MCP tool', async () => {
+    const model = newModel('errors');
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          // The server cannot fetch this and answers with isError.
+          { id: 'toolu_iserror', name: 'mcp__everything__gzip-file-as-resource', input: { name: 'x.gz', data: 'http://127.0.0.1:1/nothing' } },
+          { id: 'toolu_badargs', name: 'mcp__everything__echo', input: { message: 42 } },
+          { id: 'toolu_unknown', name: 'mcp__everything__no_such_tool', input: {} },
+        ],
+      },
+      { kind: 'text', text: 'Noted.' },
+    );
+    const session = await start(model, ['everything']);
+    expect(await sendAndWait(session, 'try these')).toMatchObject({ status: 'completed' });
+
+    const events = await readLog(session);
+    const byId = Object.fromEntries(results(events).map((r) => [r.callId, r]));
+    expect(byId.toolu_iserror).toMatchObject({ code: 'error', content: expect.stringMatching(/fetch failed/) });
+    expect(byId.toolu_badargs).toMatchObject({ code: 'error', content: expect.stringMatching(/invalid arguments for "mcp__everything__echo"[\s\S]*message/) });
+    expect(byId.toolu_unknown).toMatchObject({ code: 'error', content: expect.stringMatching(/no tool named "mcp__everything__no_such_tool"/) });
+    // Only the valid call reached the server.
+    expect(calls(events)).toEqual(['toolu_iserror']);
+  });
+
+  it('keeps an image out of history as a placeholder with its type and size, and structured content as JSON', async () => {
+    const model = newModel('content');
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_image', name: 'mcp__everything__get-tiny-image', input: {} },
+          { id: 'toolu_struct', name: 'mcp__everything__get-structured-content', input: { location: 'Chicago' } },
+        ],
+      },
+      { kind: 'text', text: 'Seen.' },
+    );
+    const session = await start(model, ['everything']);
+    expect(await sendAndWait(session, 'show me')).toMatchObject({ status: 'completed' });
+    const byId = Object.fromEntries(results(await readLog(session)).map((r) => [r.callId, r]));
+    expect(byId.toolu_image?.content).toMatch(/^Here's the image you requested:\n\[image image\/png, \d+ bytes\]/);
+    expect(byId.toolu_image?.content).not.toMatch(/iVBOR/);
+    expect(JSON.parse(byId.toolu_struct?.content ?? '')).toMatchObject({ conditions: expect.any(String) });
+  });
+
+  it('cancels a long-running tool with progress: the turn ends cancelled within seconds, not after the tool’s 60 s', async () => {
+    const model = newModel('cancel');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 60, steps: 60 } }] });
+    const session = await start(model, ['everything']);
+    const send = session.executeUpdate(sendUpdate, { args: [{ text: 'run it' }] }).then(
+      (o) => o.status,
+      () => 'rejected',
+    );
+    await eventually('the long call to start', async () => (calls(await readLog(session)).includes('toolu_long') ? true : undefined), 30_000);
+    // Let it report some progress (a heartbeat) first.
+    await eventually('the call to run', async () => ((await session.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails) ? true : undefined), 15_000);
+    const cancelledAt = Date.now();
+    await session.executeUpdate(cancelTurnUpdate);
+    expect(await send).toBe('rejected');
+    expect(Date.now() - cancelledAt).toBeLessThan(15_000);
+    const events = await readLog(session);
+    expect(events.filter((e) => e.type === 'turn/end').at(-1)).toMatchObject({ status: 'cancelled' });
+    expect(results(events)).toEqual([expect.objectContaining({ callId: 'toolu_long', code: 'TOOL_OUTCOME_UNKNOWN' })]);
+  }, 60_000);
+});
+
+describe('the filesystem server', () => {
+  it('runs read_text_file calls in the read-only lane, in parallel', async () => {
+    const model = newModel('read');
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_ra', name: 'mcp__fs__read_text_file', input: { path: path.join(files, 'notes', 'a.txt') } },
+          { id: 'toolu_rb', name: 'mcp__fs__read_text_file', input: { path: path.join(files, 'notes', 'b.txt') } },
+        ],
+      },
+      { kind: 'text', text: 'Read both.' },
+    );
+    const session = await start(model, ['fs']);
+    expect(await sendAndWait(session, 'read the notes')).toMatchObject({ status: 'completed' });
+    const byId = Object.fromEntries(results(await readLog(session)).map((r) => [r.callId, r]));
+    expect(byId.toolu_ra).toMatchObject({ code: 'ok', content: 'alpha' });
+    expect(byId.toolu_rb).toMatchObject({ code: 'ok', content: 'beta' });
+
+    // Both activities were scheduled before either completed, with the read-only retry policy.
+    const history = await session.fetchHistory();
+    const kinds = (history.events ?? []).flatMap((e) =>
+      e.activityTaskScheduledEventAttributes?.activityType?.name === 'callMcpTool'
+        ? [`scheduled:${e.activityTaskScheduledEventAttributes.retryPolicy?.maximumAttempts}`]
+        : e.activityTaskCompletedEventAttributes
+          ? ['completed']
+          : [],
+    );
+    const first = kinds.indexOf('scheduled:3');
+    expect(kinds.slice(first, first + 3)).toEqual(['scheduled:3', 'scheduled:3', 'completed']);
+  });
+
+  it('holds write_file (side-effecting) for approval under --approve-tools mcp__fs__*, then writes once with one attempt', async () => {
+    const model = newModel('write');
+    const target = path.join(files, 'out.txt');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_write', name: 'mcp__fs__write_file', input: { path: target, content: 'written over MCP' } }] }, { kind: 'text', text: 'Wrote it.' });
+    const started = await cli('start', '--model', `anthropic:${model}`, '--mcp', 'fs', '--approve-tools', 'mcp__fs__*', '--json');
+    expect(started.code, started.stderr).toBe(0);
+    const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
+    const session = h.client.workflow.getHandle(id);
+    const send = session.executeUpdate(sendUpdate, { args: [{ text: 'write it' }] });
+    await eventually('the write to wait for approval', async () => ((await session.query(stateQuery)).pendingApprovals.some((p) => p.callId === 'toolu_write') ? true : undefined), 30_000);
+    await expect(readFile(target, 'utf8')).rejects.toThrow(/ENOENT/);
+
+    const approved = await cli('approve', id, 'toolu_write');
+    expect(approved.code, approved.stderr).toBe(0);
+    await send;
+    expect(await readFile(target, 'utf8')).toBe('written over MCP');
+    expect(results(await readLog(session))).toEqual([expect.objectContaining({ callId: 'toolu_write', code: 'ok' })]);
+    const history = await session.fetchHistory();
+    const write = (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callMcpTool');
+    expect(write?.activityTaskScheduledEventAttributes?.retryPolicy?.maximumAttempts).toBe(1);
+  });
+});

@@ -1,0 +1,114 @@
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { ToolCall } from '../messages';
+import type { NewSessionEvent, SessionEvent } from '../session-log';
+import { READ_ONLY_TOOL_RETRY, toolActivityOptions } from './activity-options';
+import { latestMcpToolList, MCP_ERROR_TYPES, type McpActivities, type McpTool, type McpToolList } from './mcp-tools';
+import type { AnyToolDefinition, ToolClass } from './tool-definition';
+import type { ToolOutcome } from './tool-outcome';
+
+/** Past the server's own `timeoutMs` (which ends the request with an MCP cancellation), so that limit is the one that speaks. */
+const ACTIVITY_MARGIN_MS = 10_000;
+/** The MCP activities heartbeat every 2 s: a killed worker is noticed within this. */
+const MCP_HEARTBEAT_MS = 10_000;
+
+const listing = proxyActivities<McpActivities>({
+  // Several servers, each with up to its `timeoutMs` to start and to list.
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: MCP_HEARTBEAT_MS,
+  retry: { ...READ_ONLY_TOOL_RETRY, nonRetryableErrorTypes: [...READ_ONLY_TOOL_RETRY.nonRetryableErrorTypes, MCP_ERROR_TYPES.unknownServer, MCP_ERROR_TYPES.nameClash] },
+});
+const calls = proxyActivities<McpActivities>({
+  startToCloseTimeout: '1 minute',
+  // The turn ends only once the server has been told to stop, as with the built-in tools.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+/**
+ * A session's MCP tools: listed once through an activity and recorded in the log
+ * (`tools/listed`), then read from the log only, so replays, retries and forks offer and
+ * dispatch exactly the recorded tools. Listing again happens only on `refreshTools`.
+ */
+export class McpSessionTools {
+  readonly #servers: readonly string[];
+  readonly #events: () => readonly SessionEvent[];
+  readonly #append: (event: NewSessionEvent) => void;
+  #built: { list: McpToolList | undefined; byName: Map<string, { tool: McpTool; definition: AnyToolDefinition }> } = { list: undefined, byName: new Map() };
+
+  constructor(servers: readonly string[], events: () => readonly SessionEvent[], append: (event: NewSessionEvent) => void) {
+    this.#servers = servers;
+    this.#events = events;
+    this.#append = append;
+  }
+
+  get servers(): readonly string[] {
+    return this.#servers;
+  }
+
+  /**
+   * Runs `then` once the session's tools are in its log: at once (no new command) when
+   * the session uses no MCP server or its log has a list, after listing otherwise.
+   */
+  whenListed<T>(then: () => Promise<T>): Promise<T> {
+    if (this.#servers.length === 0 || latestMcpToolList(this.#events()) !== undefined) return then();
+    return this.refresh().then(then);
+  }
+
+  /** Lists the servers' tools now and records the list; calls from here on use it. */
+  async refresh(): Promise<McpToolList> {
+    const list = await listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }]);
+    const events = this.#events();
+    const turn = [...events].reverse().find((e) => e.type === 'turn/start')?.turn ?? 0;
+    this.#append({ type: 'tools/listed', turn, ...list });
+    return list;
+  }
+
+  /** The recorded tools as tool definitions, validated and classified like the built-in ones. */
+  definitions(): AnyToolDefinition[] {
+    return [...this.#recorded().values()].map((entry) => entry.definition);
+  }
+
+  owns(name: string): boolean {
+    return this.#recorded().has(name);
+  }
+
+  dispatch(step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
+    const entry = this.#recorded().get(call.name);
+    if (!entry) throw new Error(`MCP tool ${call.name} vanished between preparation and dispatch`);
+    const { tool, definition } = entry;
+    return calls.callMcpTool.executeWithOptions(
+      { ...toolActivityOptions(definition, toolClass), summary: `step ${step} · mcp ${tool.server}/${tool.tool} #${call.id}` },
+      [{ server: tool.server, tool: tool.tool, arguments: call.input, callId: call.id, timeoutMs: tool.timeoutMs }],
+    );
+  }
+
+  #recorded(): Map<string, { tool: McpTool; definition: AnyToolDefinition }> {
+    const list = latestMcpToolList(this.#events());
+    if (list?.tools !== this.#built.list?.tools) {
+      this.#built = { list, byName: new Map((list?.tools ?? []).map((tool) => [tool.name, { tool, definition: definitionOf(tool) }])) };
+    }
+    return this.#built.byName;
+  }
+}
+
+function definitionOf(tool: McpTool): AnyToolDefinition {
+  return {
+    name: tool.name,
+    description: tool.description,
+    input: inputSchemaOf(tool),
+    classify: () => tool.lane,
+    timeouts: { startToCloseMs: tool.timeoutMs + ACTIVITY_MARGIN_MS, heartbeatMs: MCP_HEARTBEAT_MS },
+  };
+}
+
+/**
+ * The tool's JSON Schema as a zod schema, so its arguments are checked before dispatch
+ * with the same words as a built-in tool's. A schema zod cannot read is left to the server.
+ */
+function inputSchemaOf(tool: McpTool): z.ZodType<unknown> {
+  try {
+    return z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    return z.record(z.string(), z.unknown());
+  }
+}
