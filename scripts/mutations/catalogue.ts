@@ -169,4 +169,13 @@ export const MUTATIONS: readonly Mutation[] = [
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'budget',
   },
+  {
+    name: 'drop-gemini-thought-signature',
+    breaks: "a Gemini function call goes back without the thoughtSignature it came with (Gemini 3 refuses the request)",
+    file: 'activities/llm/providers/gemini-parts.ts',
+    find: '      parts.push({ ...call(ref.index), ...signature });',
+    replace: '      parts.push({ ...call(ref.index) });',
+    killers: ['test/provider-fidelity-sessions.test.ts'],
+    testNamePattern: 'thoughtSignature',
+  },
 ];

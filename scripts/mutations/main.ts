@@ -1,9 +1,11 @@
 /**
  * `npm run test:mutations [-- NAME…]`: proves the tests bite. Each mutation in the
  * catalogue breaks one promise in a temporary copy of the tree, and the test files that
- * prove that promise must then fail. The unbroken copy must pass those same files first,
- * or a "kill" would mean nothing. Prints a table; any survivor (or a mutation that no
- * longer applies) fails the check.
+ * prove that promise must then fail. The unbroken copy runs those files first: a mutation
+ * is killed when a test that passed unbroken fails broken, so a test that fails anyway
+ * (someone's work in progress, a flaky machine) never counts as a kill. Prints a table;
+ * any survivor, or a mutation that no longer applies or has no passing test to judge it,
+ * fails the check.
  *
  * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
  * honours), so each mutation costs its test files and one workflow bundle, not a server.
@@ -33,11 +35,11 @@ async function main(): Promise<void> {
   const env = { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, TEMPORAL_TEST_SERVER_PATH: testServer, TEMPORAL_CLI_PATH: cli };
   try {
     const baseline = await vitest(tree, env, 'baseline', [...new Set(selected.flatMap((m) => m.killers))]);
-    if (baseline.failed > 0 || !baseline.ran) throw new Error(`the unbroken copy fails its own tests (${baseline.failed} failed); see ${baseline.log}`);
+    if (baseline.tests.size === 0) throw new Error(`the unbroken copy ran no test; see ${baseline.log}`);
     const rows: { mutation: Mutation; verdict: Verdict; detail: string }[] = [];
     for (const mutation of selected) {
       const started = Date.now();
-      const row = await trial(tree, env, mutation);
+      const row = await trial(tree, env, mutation, baseline);
       rows.push(row);
       console.log(`${row.verdict.padEnd(8)} ${mutation.name} (${((Date.now() - started) / 1000).toFixed(0)} s) ${row.detail}`);
     }
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation): Promise<{ mutation: Mutation; verdict: Verdict; detail: string }> {
+async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation, baseline: RunResult): Promise<{ mutation: Mutation; verdict: Verdict; detail: string }> {
   let undo: () => Promise<void>;
   try {
     undo = await tree.edit(mutation.file, mutation.find, mutation.replace);
@@ -64,18 +66,35 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation)
   }
   try {
     const result = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern);
-    if (!result.ran) return { mutation, verdict: 'ERROR', detail: `no test ran; see ${result.log}` };
-    return result.failed > 0 ? { mutation, verdict: 'killed', detail: `${result.failed} failed` } : { mutation, verdict: 'SURVIVED', detail: `all ${result.passed} passed; see ${result.log}` };
+    // The tests that passed unbroken and ran broken (a file that no longer loads failed them all).
+    const judged = [...baseline.tests].flatMap(([test, unbroken]): [string, TestStatus][] => {
+      const file = test.slice(0, test.indexOf(' > '));
+      if (unbroken !== 'passed' || !mutation.killers.includes(file)) return [];
+      const broken = result.unloaded.has(file) ? 'failed' : result.tests.get(test);
+      return broken === undefined || broken === 'skipped' ? [] : [[test, broken]];
+    });
+    if (judged.length === 0) return { mutation, verdict: 'ERROR', detail: `no test that passes unbroken ran; see ${result.log}` };
+    const killedBy = judged.filter(([, status]) => status === 'failed').map(([test]) => test);
+    return killedBy.length > 0
+      ? { mutation, verdict: 'killed', detail: `${killedBy.length} of ${judged.length} failed` }
+      : { mutation, verdict: 'SURVIVED', detail: `all ${judged.length} passed; see ${result.log}` };
   } finally {
     await undo();
   }
 }
 
+type TestStatus = 'passed' | 'failed' | 'skipped';
+
 interface RunResult {
-  ran: boolean;
-  passed: number;
-  failed: number;
+  /** Each test by `file > full name`. */
+  tests: Map<string, TestStatus>;
+  /** Files that failed to load, so none of their tests ran. */
+  unloaded: Set<string>;
   log: string;
+}
+
+interface VitestReport {
+  testResults?: { name: string; status: string; assertionResults?: { fullName: string; status: string }[] }[];
 }
 
 /** vitest in the copy, on the given files; its JSON report (from the project's config) is the verdict. */
@@ -95,13 +114,18 @@ async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, file
     await out.close();
   }
   const parsed = await readFile(report, 'utf8').then(
-    (text) => JSON.parse(text) as { numPassedTests?: number; numFailedTests?: number; numFailedTestSuites?: number; numTotalTests?: number },
+    (text) => JSON.parse(text) as VitestReport,
     () => undefined,
   );
-  if (!parsed) return { ran: false, passed: 0, failed: 0, log };
-  // A suite that fails to load (a mutation that breaks an import) counts as failing.
-  const failed = (parsed.numFailedTests ?? 0) + (parsed.numFailedTestSuites ?? 0);
-  return { ran: (parsed.numTotalTests ?? 0) > 0, passed: parsed.numPassedTests ?? 0, failed, log };
+  const tests = new Map<string, TestStatus>();
+  const unloaded = new Set<string>();
+  for (const file of parsed?.testResults ?? []) {
+    const relative = path.relative(tree.root, file.name);
+    const assertions = file.assertionResults ?? [];
+    for (const a of assertions) tests.set(`${relative} > ${a.fullName}`, a.status === 'passed' ? 'passed' : a.status === 'failed' ? 'failed' : 'skipped');
+    if (assertions.length === 0 && file.status === 'failed') unloaded.add(relative);
+  }
+  return { tests, unloaded, log };
 }
 
 function printTable(rows: { mutation: Mutation; verdict: Verdict }[]): void {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,9 +18,15 @@ export interface TreeCopy {
 }
 
 const LINKED = ['node_modules', '.temporal'];
+/**
+ * Folders beside the project that tests reach by a relative path (`../shared/real-streams`
+ * holds the recorded provider streams): linked beside the copy, so the path still resolves.
+ */
+const LINKED_SIBLINGS = ['shared'];
 
 export async function copyTree(projectRoot: string): Promise<TreeCopy> {
-  const root = await mkdtemp(path.join(tmpdir(), 'mutations-'));
+  const workspace = await mkdtemp(path.join(tmpdir(), 'mutations-'));
+  const root = path.join(workspace, 'tree');
   const { stdout } = await promisify(execFile)('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 });
   const files = stdout.split('\0').filter((f) => f !== '');
   for (const file of files) {
@@ -32,6 +38,10 @@ export async function copyTree(projectRoot: string): Promise<TreeCopy> {
     });
   }
   for (const dir of LINKED) await symlink(path.join(projectRoot, dir), path.join(root, dir), 'dir');
+  for (const dir of LINKED_SIBLINGS) {
+    const sibling = path.join(projectRoot, '..', dir);
+    if (await stat(sibling).then(() => true, () => false)) await symlink(sibling, path.join(workspace, dir), 'dir');
+  }
   return {
     root,
     async edit(file, find, replace) {
@@ -42,6 +52,6 @@ export async function copyTree(projectRoot: string): Promise<TreeCopy> {
       await writeFile(target, original.replace(find, replace));
       return () => writeFile(target, original);
     },
-    remove: () => rm(root, { recursive: true, force: true }),
+    remove: () => rm(workspace, { recursive: true, force: true }),
   };
 }
