@@ -1,7 +1,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { SESSION_WORKFLOW } from '../workflows/api';
-import { AgentModel, AgentStatus, AgentStepCount } from '../workflows/search-attributes';
+import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from '../workflows/search-attributes';
 import { UsageError } from './config';
 
 /**
@@ -30,6 +30,8 @@ export interface SessionSummary {
   status: string;
   model: string | null;
   steps: number;
+  /** USD spent by the worker's price table; null before a priced call, or when the model has no price. */
+  costUsd: number | null;
   startTime: string;
   closeTime: string | null;
 }
@@ -70,6 +72,7 @@ function summarize(info: WorkflowExecutionInfo): SessionSummary {
     status: open ? (agentStatus ?? 'running') : closedBy,
     model: attributes.get(AgentModel) ?? null,
     steps: attributes.get(AgentStepCount) ?? 0,
+    costUsd: attributes.get(AgentCostUsd) ?? null,
     startTime: info.startTime.toISOString(),
     closeTime: info.closeTime?.toISOString() ?? null,
   };

@@ -46,6 +46,18 @@ export function formatUsage(u: Usage): string {
   return `tokens in ${u.inputTokens}${input.length > 0 ? ` (${input.join(', ')})` : ''} · out ${u.outputTokens}${reasoning}`;
 }
 
+/** `$0.0123`, or `cost unknown` for a model without a price; nothing for a call recorded before calls were priced. */
+export function formatCost(costUsd: number | null | undefined): string {
+  if (costUsd === undefined) return '';
+  return costUsd === null ? 'cost unknown' : `$${costUsd.toFixed(4)}`;
+}
+
+/** Usage, then its cost when there is one to tell. */
+export function formatSpend(u: Usage & { costUsd?: number | null }): string {
+  const cost = formatCost(u.costUsd);
+  return cost ? `${formatUsage(u)} · ${cost}` : formatUsage(u);
+}
+
 /**
  * An assistant message's lines: its thinking dimmed, then the answer, or the refusal
  * marked as one. `all` adds the call names of a message that has no text.
@@ -57,7 +69,7 @@ function formatAssistant(where: string, m: AssistantMessage, all: boolean): stri
   if (m.stopReason === 'refusal') answer = `${who} ${red('refused')}${m.text ? `: ${m.text}` : ''}`;
   else if (m.text) answer = `${who}: ${m.text}`;
   else if (all) answer = `${who} ${dim(`calls ${m.toolCalls.map((c) => c.name).join(', ')}`)}`;
-  if (answer !== undefined && all) answer += ` ${dim(`· ${formatUsage(m.usage)}`)}`;
+  if (answer !== undefined && all) answer += ` ${dim(`· ${formatSpend({ ...m.usage, costUsd: m.costUsd })}`)}`;
   const lines = [...(thinking ? [`${where} · ${dim(`thinking: ${thinking}`)}`] : []), ...(answer === undefined ? [] : [`${where} · ${answer}`])];
   return lines.length > 0 ? lines.join('\n') : undefined;
 }

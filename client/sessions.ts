@@ -16,10 +16,11 @@ import {
   type TurnOutcome,
 } from '../workflows/api';
 import type { SessionSettings } from '../workflows/session-settings';
-import { conversationOf, usageOf } from '../workflows/conversation';
+import { conversationOf } from '../workflows/conversation';
+import { spendBeyond, spendOf, type Spend } from '../workflows/spend';
 import { readLogPages } from '../workflows/log-pages';
 import type { agentSession } from '../workflows/session';
-import type { Message, StopReason, Usage } from '../workflows/messages';
+import type { Message, StopReason } from '../workflows/messages';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
 import { connectClientConnection } from '../connection/connect-client';
@@ -118,7 +119,8 @@ export interface RunResult {
   messages: Message[];
   /** How the turn's last answer stopped; `refusal` when the model refused. Absent when no answer was recorded. */
   stopReason?: StopReason;
-  usage: Usage;
+  /** The turn's tokens and `costUsd` (null when a model has no price). */
+  usage: Spend;
   /** The settings the session ran with, as its `state` Query reports them (defaults filled in). */
   settings: RunSettings;
 }
@@ -147,7 +149,7 @@ export async function runOnce(
     ...(turn.failure ? { failure: turn.failure } : {}),
     messages: conversationOf(events),
     ...lastStopReason(events),
-    usage: usageOf(events),
+    usage: spendOf(events),
     settings: { model: state.model, retryPolicy: state.retryPolicy, ...state.settings },
   };
 }
@@ -180,11 +182,13 @@ export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TA
   if (atSeq !== undefined && (atSeq < 0 || atSeq >= events.length)) {
     throw new UsageError(`--at ${atSeq} is outside the source log (events 0..${events.length - 1})`);
   }
+  const kept = atSeq === undefined ? events : events.slice(0, atSeq + 1);
   return startSession(client, env, {
     model: options.model ?? state.model,
     ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
-    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: atSeq === undefined ? events : events.slice(0, atSeq + 1) },
+    // The source's whole spend comes along, also what it spent after the cut: a fork cannot reset a budget.
+    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, carriedSpend: spendBeyond(state.spend, spendOf(kept)) },
   });
 }
 

@@ -60,8 +60,9 @@ describe('npm run client -- list', () => {
     expect(await listed([], '--status', 'running')).toEqual([]);
 
     const table = await cli('list');
-    expect(table.stdout.split('\n')[0]).toMatch(/^SESSION\s+STATUS\s+MODEL\s+STEPS\s+STARTED$/);
-    expect(table.stdout).toMatch(new RegExp(`${idle.workflowId}\\s+idle\\s+anthropic:echo-${tag}\\s+1\\s+\\d{4}-`));
+    expect(table.stdout.split('\n')[0]).toMatch(/^SESSION\s+STATUS\s+MODEL\s+STEPS\s+COST\s+STARTED$/);
+    // An unpriced model: its cost is unknown, shown as -.
+    expect(table.stdout).toMatch(new RegExp(`${idle.workflowId}\\s+idle\\s+anthropic:echo-${tag}\\s+1\\s+-\\s+\\d{4}-`));
     await Promise.all([idle.terminate('test cleanup'), failed.terminate('test cleanup')]);
   });
 

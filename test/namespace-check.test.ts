@@ -80,9 +80,9 @@ describe('the namespace check at worker start', () => {
     const result = await runEntry('worker/main.ts', [], env as Record<string, string>);
     expect(result.code).toBe(1);
     const command =
-      'temporal operator search-attribute create --namespace default --name AgentStatus --type Keyword --name AgentStepCount --type Int --name AgentModel --type Keyword';
+      'temporal operator search-attribute create --namespace default --name AgentStatus --type Keyword --name AgentStepCount --type Int --name AgentModel --type Keyword --name AgentCostUsd --type Double';
     expect(result.stderr.trim()).toBe(
-      `worker: namespace "default" lacks the search attributes AgentStatus, AgentStepCount, AgentModel; register them with \`${command}\`, or start the worker with --register-search-attributes (AGENT_REGISTER_SEARCH_ATTRIBUTES=true)`,
+      `worker: namespace "default" lacks the search attributes AgentStatus, AgentStepCount, AgentModel, AgentCostUsd; register them with \`${command}\`, or start the worker with --register-search-attributes (AGENT_REGISTER_SEARCH_ATTRIBUTES=true)`,
     );
     expect(result.stdout).not.toContain('polling');
     expect(await registered('default')).toEqual({});
@@ -91,14 +91,14 @@ describe('the namespace check at worker start', () => {
     const cli = await temporalCliPath();
     const [, ...args] = command.split(' ');
     await promisify(execFile)(cli, args, { env: { ...process.env, TEMPORAL_ADDRESS: server.address }, cwd: path.dirname(cli) });
-    expect(Object.keys(await registered('default')).sort()).toEqual(['AgentModel', 'AgentStatus', 'AgentStepCount']);
+    expect(Object.keys(await registered('default')).sort()).toEqual(['AgentCostUsd', 'AgentModel', 'AgentStatus', 'AgentStepCount']);
     const { taskQueue } = await startPolling('namespace-check-after-command', 'default', {});
     expect(JSON.parse((await runSession('default', taskQueue)).stdout)).toMatchObject({ status: 'completed' });
   });
 
   it('registers the missing attributes with AGENT_REGISTER_SEARCH_ATTRIBUTES=true, and sessions then run', async () => {
     const { worker, taskQueue } = await startPolling('namespace-check-variable', 'by-variable', { AGENT_REGISTER_SEARCH_ATTRIBUTES: 'true' });
-    expect(worker.output()).toContain('registered the search attributes AgentStatus, AgentStepCount, AgentModel in namespace by-variable');
+    expect(worker.output()).toContain('registered the search attributes AgentStatus, AgentStepCount, AgentModel, AgentCostUsd in namespace by-variable');
     const result = await runSession('by-variable', taskQueue);
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed' });
   });

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
 import { createActivities, type AgentActivities } from '../activities';
+import { loadPriceTable } from '../activities/llm/price-table';
 import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
 import { mcpConnectionsFor, stopMcpServersWithWorker } from './mcp-lifetime';
@@ -71,6 +72,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       },
       streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
       logCache,
+      prices: loadPriceTable(env.AGENT_PRICES_FILE),
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
     },
     tools: {

@@ -4,6 +4,7 @@ import { Agent } from 'undici';
 import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
 import { connectWorkerConnection } from '../connection/connect-worker';
 import { ConnectionConfigError, ConnectionFailedError } from '../connection/errors';
+import { PriceFileError } from '../activities/llm/price-table';
 import { ConfigError, parseWorkerEnv, type WorkerEnv } from './config';
 import { createAgentWorker } from './create-worker';
 import { EncryptionConfigError, encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
@@ -54,7 +55,7 @@ function firstLine(error: unknown): string {
 }
 
 /** Mistakes of configuration or of the namespace are one line; anything else keeps its stack. */
-const ONE_LINE_ERRORS = [ConfigError, EncryptionConfigError, ConnectionConfigError, ConnectionFailedError, NamespaceCheckError];
+const ONE_LINE_ERRORS = [ConfigError, EncryptionConfigError, ConnectionConfigError, ConnectionFailedError, NamespaceCheckError, PriceFileError];
 
 main().then(
   () => process.exit(0),

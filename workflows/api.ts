@@ -1,9 +1,11 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
+import { BudgetSchema, type Budget, type BudgetUpdate } from './budget';
 import { ReasoningSchema, type Usage } from './messages';
 import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
+import { SpendSchema, type Spend } from './spend';
 import { SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
 import { McpServerNameSchema, type McpToolList } from './tools/mcp-tools';
 
@@ -59,6 +61,11 @@ export const SessionInputSchema = z
      * Without it the session continues as new when Temporal suggests it.
      */
     continueAsNewAfterEvents: boundedInt('continueAsNewAfterEvents').optional(),
+    /** Spending limits checked before each LLM call (workflows/budget.ts); none when absent. */
+    budgetUsd: BudgetSchema.shape.usd,
+    budgetTokens: BudgetSchema.shape.tokens,
+    /** The share of a limit at which a turn pauses for a human (`approve <id> budget`). */
+    budgetWarn: BudgetSchema.shape.warnAt,
     /** The state an earlier run of this session carried over when it continued as new. */
     continued: z
       .object({
@@ -66,10 +73,20 @@ export const SessionInputSchema = z
         retryPolicy: z.union([z.literal('default'), SessionRetryPolicySchema]),
         turnsRun: z.number().int().nonnegative(),
         runs: z.number().int().positive(),
+        /** The budget as `setBudget` last left it; absent: the input's. */
+        budget: BudgetSchema.optional(),
       })
       .optional(),
     /** The log of the session this one was forked from, already cut; an open tail is repaired at start. */
-    fork: z.object({ fromWorkflowId: z.string().min(1), atSeq: z.number().int().nonnegative().optional(), events: SessionLogSchema }).optional(),
+    fork: z
+      .object({
+        fromWorkflowId: z.string().min(1),
+        atSeq: z.number().int().nonnegative().optional(),
+        events: SessionLogSchema,
+        /** What the source spent beyond `events` (after the cut, and what it carried itself), so a fork cannot reset a budget. */
+        carriedSpend: SpendSchema.optional(),
+      })
+      .optional(),
   })
   .strict();
 export type SessionInput = z.input<typeof SessionInputSchema>;
@@ -124,6 +141,10 @@ export interface SessionState {
   forkedFrom?: { workflowId: string; atSeq?: number };
   /** The settings this session runs with, defaults filled in. */
   settings: SessionSettings;
+  /** What the session has spent so far, also in the runs and the source it carries on from. */
+  spend: Spend;
+  /** The limits in force now (`setBudget` changes them). */
+  budget: Budget;
 }
 
 export interface SessionResult {
@@ -131,6 +152,7 @@ export interface SessionResult {
   stepsTaken: number;
   endedBy: 'request' | 'idle_timeout';
   usage: Usage;
+  spend: Spend;
 }
 
 /** Starts a turn with a user message; resolves when the turn ends and fails with the turn's own failure. */
@@ -142,6 +164,8 @@ export const setRetryPolicyUpdate = defineUpdate<SessionRetryPolicy, [RetryPolic
 export const decideApprovalUpdate = defineUpdate<{ applied: boolean }, [ApprovalDecision]>('decideApproval');
 /** Lists the session's MCP servers' tools again and records the new list: calls from then on use it. */
 export const refreshToolsUpdate = defineUpdate<McpToolList, []>('refreshTools');
+/** Changes the session's budget; applies from the next LLM call on, also in a running turn. */
+export const setBudgetUpdate = defineUpdate<Budget, [BudgetUpdate]>('setBudget');
 /** Ends the session once no turn runs and none is queued. */
 export const endUpdate = defineUpdate<void, []>('end');
 

@@ -15,10 +15,10 @@ export class ApprovalGate {
   constructor(readonly timeoutMs: number) {}
 
   /** Resolves with the result to record instead of running the call, or undefined when it was approved. */
-  async request(turn: number, step: number, call: ToolCall): Promise<ToolOutcome | undefined> {
+  async request(turn: number, step: number, call: ToolCall, summary = `step ${step} · approval ${call.name} #${call.id}`): Promise<ToolOutcome | undefined> {
     this.#pending.set(call.id, { turn, step, callId: call.id, name: call.name, input: call.input, deadline: Date.now() + this.timeoutMs });
     try {
-      const decided = await condition(() => this.#decisions.has(call.id), this.timeoutMs, { summary: `step ${step} · approval ${call.name} #${call.id}` });
+      const decided = await condition(() => this.#decisions.has(call.id), this.timeoutMs, { summary });
       const decision = this.#decisions.get(call.id);
       if (!decided || !decision) {
         // A decision arriving after the deadline is answered "not applied".
@@ -41,6 +41,14 @@ export class ApprovalGate {
     if (this.#decisions.has(decision.callId)) return { applied: false };
     this.#decisions.set(decision.callId, decision);
     return { applied: true };
+  }
+
+  /**
+   * Drops a spent decision so the same id can wait again: the budget's pause asks under
+   * one id each time its soft limit is reached.
+   */
+  forget(callId: string): void {
+    this.#decisions.delete(callId);
   }
 
   pending(): PendingApproval[] {

@@ -60,4 +60,8 @@ export const WORKFLOW_ERROR_TYPES = {
   toolInfrastructure: 'tool_infrastructure_error',
   /** A payload or history limit of Temporal would be exceeded. */
   tooLarge: 'payload_too_large',
+  /** The session's budget (`--budget-usd`, `--budget-tokens`) does not allow the next LLM call, or a human stopped at its soft limit. */
+  budgetExceeded: 'budget_exceeded',
+  /** The turn ran longer than `--turn-timeout`: it was cancelled and its open calls answered. */
+  turnTimeout: 'turn_timeout',
 } as const;

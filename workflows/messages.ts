@@ -83,6 +83,11 @@ export const AssistantMessageSchema = z.object({
   toolCalls: z.array(ToolCallSchema),
   stopReason: StopReasonSchema,
   usage: UsageSchema,
+  /**
+   * What the call cost in USD by the worker's price table; `null` when the model has no
+   * price there (unknown, never 0). Absent in messages recorded before costs were.
+   */
+  costUsd: z.number().nonnegative().nullable().optional(),
   /** Absent when the reply carried nothing the provider needs back. */
   providerData: ProviderDataSchema.optional(),
 });
@@ -105,7 +110,7 @@ export type ToolResultMessage = z.infer<typeof ToolResultMessageSchema>;
 
 export const MessageSchema = z.discriminatedUnion('role', [
   UserMessageSchema,
-  AssistantMessageSchema.omit({ usage: true, stopReason: true }),
+  AssistantMessageSchema.omit({ usage: true, stopReason: true, costUsd: true }),
   ToolResultMessageSchema,
 ]);
 export type Message = z.infer<typeof MessageSchema>;

@@ -19,4 +19,7 @@ export const AgentStepCount = defineSearchAttributeKey('AgentStepCount', SearchA
 /** The `provider:model` string the session talks to. */
 export const AgentModel = defineSearchAttributeKey('AgentModel', SearchAttributeType.KEYWORD);
 
-export const AGENT_SEARCH_ATTRIBUTES = [AgentStatus, AgentStepCount, AgentModel] as const;
+/** What the session has spent in USD by the worker's price table; absent until a priced call cost something. */
+export const AgentCostUsd = defineSearchAttributeKey('AgentCostUsd', SearchAttributeType.DOUBLE);
+
+export const AGENT_SEARCH_ATTRIBUTES = [AgentStatus, AgentStepCount, AgentModel, AgentCostUsd] as const;

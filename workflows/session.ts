@@ -24,6 +24,7 @@ import {
   logQuery,
   refreshToolsUpdate,
   sendUpdate,
+  setBudgetUpdate,
   setRetryPolicyUpdate,
   stateQuery,
   type SessionConfig,
@@ -39,7 +40,9 @@ import { jsonBytes, logPage, LOG_PAGE_BYTES } from './log-pages';
 import type { ToolCall } from './messages';
 import { DEFAULT_RETRY_POLICY, temporalRetryPolicyFor, type SessionRetryPolicy } from './retry-policy';
 import type { ScheduledCall } from './scheduler';
-import { AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
+import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
+import { BudgetGuard, BudgetUpdateSchema, budgetOf } from './budget';
+import { spendOf, withCall } from './spend';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from './session-log';
 import { settingsInForce } from './session-settings';
 import { toolActivityOptions } from './tools/activity-options';
@@ -77,6 +80,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const { workflowId } = workflowInfo();
   const log = new SessionLog(config.continued?.events ?? config.fork?.events ?? []);
   repairOpenTail(log, Date.now());
+  let spend = spendOf(log.events, config.fork?.carriedSpend);
   const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
   const settings: LlmSettings = {
     ...(config.system === undefined ? {} : { system: config.system }),
@@ -120,12 +124,15 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   let lastTurnFailed = false;
 
   const approvals = new ApprovalGate(config.approvalTimeoutMs);
+  const budget = new BudgetGuard(config.continued?.budget ?? budgetOf(config), approvals);
   const mcpTools = new McpSessionTools(config.mcp ?? [], () => log.events, (event) => runtime.append(event));
 
   const publishStatus = () =>
     upsertSearchAttributes([
       { key: AgentStatus, value: current ? 'running' : endRequested ? 'ended' : lastTurnFailed ? 'failed' : 'idle' },
       { key: AgentStepCount, value: stepsTaken },
+      // Only once a priced call has cost something: sessions without one upsert what they always did.
+      ...(spend.costUsd ? [{ key: AgentCostUsd, value: spend.costUsd }] : []),
     ]);
   upsertSearchAttributes([{ key: AgentModel, value: config.model }]);
   publishStatus();
@@ -176,6 +183,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
     { validator: (update) => void parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy') },
   );
+  setHandler(setBudgetUpdate, (update) => budget.set(parseOrThrow(BudgetUpdateSchema, update, 'budget')), {
+    validator: (update) => void parseOrThrow(BudgetUpdateSchema, update, 'budget'),
+  });
   setHandler(decideApprovalUpdate, (decision) => approvals.decide(decision), {
     validator: (decision) => approvals.assertKnown(parseOrThrow(ApprovalDecisionSchema, decision, 'approval decision').callId),
   });
@@ -198,6 +208,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     runs: config.continued?.runs ?? 1,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
     settings: settingsInForce(config),
+    spend,
+    budget: budget.budget,
   }));
   setHandler(llmSettingsQuery, () => settings);
   setHandler(refreshToolsUpdate, () => mcpTools.refresh(), {
@@ -217,6 +229,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         state.step = event.step;
         publishStatus();
       }
+      if (event.type === 'assistant') spend = withCall(spend, event.message);
       const appended = log.append(event, Date.now());
       unmirrored.push(appended);
       return appended;
@@ -226,6 +239,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       state.step = step;
     },
     // MCP tools are listed (once) before the first LLM call that could offer them.
+    admitLlmCall: (turn, step) => budget.admit(turn, step, () => spend),
     callLlm: (turn, step) => mcpTools.whenListed(() => {
       logMirror.appended(unmirrored.splice(0));
       return llm.callLlm.executeWithOptions(
@@ -279,7 +293,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
             ...input,
             // Keeps where the session was forked from; its events are part of the log now.
             fork: config.fork && { ...config.fork, events: [] },
-            continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1 },
+            continued: { events: [...log.events], retryPolicy, turnsRun, runs: (config.continued?.runs ?? 1) + 1, budget: budget.budget },
           };
           assertCarriable(next);
           // A versioned worker (AGENT_DEPLOYMENT_NAME) runs sessions Pinned to its version, so
@@ -309,7 +323,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     endRequested = true;
     publishStatus();
     await condition(allHandlersFinished);
-    return { turns: turnsRun, stepsTaken, endedBy, usage: usageOf(log.events) };
+    return { turns: turnsRun, stepsTaken, endedBy, usage: usageOf(log.events), spend };
   } finally {
     // Ended, failed or continued as new: nothing will read this run's copy of the log.
     logMirror.closed();

@@ -15,6 +15,8 @@ export interface TurnRuntime {
   toolConcurrency: number;
   append(event: NewSessionEvent): SessionEvent;
   setPhase(phase: 'llm' | 'tools' | 'approval', step: number): void;
+  /** Resolves when the session's budget allows the next LLM call; throws `budget_exceeded` when it does not. */
+  admitLlmCall(turn: number, step: number): Promise<void>;
   callLlm(turn: number, step: number): Promise<AssistantMessage>;
   prepare(call: ToolCall): ScheduledCall;
   dispatchTool(turn: number, step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome>;
@@ -59,6 +61,7 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
   const append = (event: NewSessionEvent) => tracker?.observe(rt.append(event));
   try {
     rt.setPhase('llm', step);
+    await rt.admitLlmCall(turn, step);
     const message = await rt.callLlm(turn, step);
     rt.append({ type: 'assistant', turn, step, message });
     if (message.toolCalls.length === 0) {

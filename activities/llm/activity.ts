@@ -12,6 +12,7 @@ import { isAbortError } from './abort-error';
 import { admitAfterLostAttempt, decideRetry } from './backoff';
 import { LlmError } from './llm-error';
 import { PROVIDER_STREAMS } from './providers';
+import { BUILTIN_PRICE_TABLE, costOf, type PriceTable } from './price-table';
 import type { SessionLogCache } from './session-log-cache';
 
 export interface ProviderEndpoint {
@@ -34,6 +35,8 @@ export interface LlmActivityDeps {
   random?: () => number;
   /** The worker's copy of its sessions' logs; what it cannot answer is read by Query. */
   logCache: SessionLogCache;
+  /** USD per million tokens by `provider:model` (AGENT_PRICES_FILE over the built-in table); the built-in table when absent. */
+  prices?: PriceTable;
 }
 
 /** The newest text kept in heartbeat details for `watch`: enough to follow, bounded in size. */
@@ -80,7 +83,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
           });
         }
         // The MCP tools are those recorded in the log this call was scheduled with.
-        return await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages: conversationOf(events, provider), model }, {
+        const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages: conversationOf(events, provider), model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,
@@ -95,6 +98,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             beat.thinkingTail = p.thinking.slice(-TEXT_TAIL_CHARS);
           },
         });
+        // Priced here, where the worker's table is: the workflow records what the call cost.
+        return { ...message, costUsd: costOf(deps.prices ?? BUILTIN_PRICE_TABLE, input.model, message.usage) };
       } catch (error) {
         // Cancellation first: an aborted request surfaces as some error, and none of them
         // may be reported, or retried, as a network failure.

@@ -1,4 +1,5 @@
 import { approveCommand, denyCommand } from './approval';
+import { budgetCommand } from './budget';
 import { cancelCommand } from './cancel';
 import type { Command } from './command';
 import { forkCommand } from './fork';
@@ -26,3 +27,4 @@ export const COMMANDS: readonly Command[] = [
   denyCommand,
   listCommand,
 ];
+  budgetCommand,

@@ -1,6 +1,6 @@
 import { UsageError } from '../config';
 import { ListStatusSchema, listSessions, type ListStatus } from '../list-sessions';
-import { bold, dim } from '../output';
+import { bold, dim, formatCost } from '../output';
 import { parseCommandArgs, parseWholeNumber, printJson, withClient, type Command } from './command';
 
 export const listCommand: Command = {
@@ -8,7 +8,7 @@ export const listCommand: Command = {
   synopsis: 'list [--status running|idle|failed|ended] [--limit N] [--json]',
   summary:
     "Lists the sessions on this client's task queue (AGENT_TASK_QUEUE), open ones first, from Temporal's visibility store and the " +
-    'search attributes every session keeps up to date (AgentStatus, AgentModel, AgentStepCount). The UI filters on the same attributes.',
+    'search attributes every session keeps up to date (AgentStatus, AgentModel, AgentStepCount, AgentCostUsd: COST is - before a priced call and for a model without a price). The UI filters on the same attributes.',
   async run(argv, { env }) {
     const { values } = parseCommandArgs(this, argv, { status: { type: 'string' }, limit: { type: 'string' } }, []);
     let status: ListStatus | undefined;
@@ -28,7 +28,10 @@ export const listCommand: Command = {
         console.log(dim(`no ${status ?? ''} sessions on task queue ${env.AGENT_TASK_QUEUE}`.replace('  ', ' ')));
         return 0;
       }
-      const rows = [['SESSION', 'STATUS', 'MODEL', 'STEPS', 'STARTED'], ...sessions.map((s) => [s.workflowId, s.status, s.model ?? '-', String(s.steps), s.startTime])];
+      const rows = [
+        ['SESSION', 'STATUS', 'MODEL', 'STEPS', 'COST', 'STARTED'],
+        ...sessions.map((s) => [s.workflowId, s.status, s.model ?? '-', String(s.steps), s.costUsd === null ? '-' : formatCost(s.costUsd), s.startTime]),
+      ];
       const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
       rows.forEach((row, n) => {
         const line = row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ');

@@ -1,4 +1,4 @@
-import { bold, dim, formatConversation, formatUsage, green, red } from '../output';
+import { bold, dim, formatConversation, formatSpend, green, red } from '../output';
 import { runOnce, uiLink } from '../sessions';
 import { UsageError } from '../config';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
@@ -9,7 +9,7 @@ export const runCommand: Command = {
   synopsis: `run --prompt TEXT ${SESSION_SYNOPSIS} [--keep] [--json]`,
   summary:
     'Starts a session, sends one prompt, waits for the turn (showing progress on stderr) and ends the session unless --keep. ' +
-    '--json prints {workflowId, runId, status, reason?, failure?, messages, stopReason?, usage, settings}; a failed turn is status "failed" with its failure type, exit code 0; ' +
+    '--json prints {workflowId, runId, status, reason?, failure?, messages, stopReason?, usage (tokens and costUsd, null when a model has no price), settings}; a failed turn is status "failed" with its failure type, exit code 0; ' +
     'a turn that reached --max-steps is status "completed" with reason "step_limit"; settings are the ones the session ran with, defaults filled in.\n\n' +
     SESSION_OPTIONS_HELP,
   async run(argv, { env }) {
@@ -33,7 +33,7 @@ export const runCommand: Command = {
       const failure = result.failure ? ` ${red(`${result.failure.type}: ${result.failure.message}`)}` : '';
       const limit = result.reason === 'step_limit' ? ` ${red(`at the step limit of ${result.settings.maxSteps} steps (--max-steps)`)}` : '';
       console.log(`\n${bold('turn')} ${status}${limit}${failure}`);
-      console.log(dim(formatUsage(result.usage)));
+      console.log(dim(formatSpend(result.usage)));
       console.log(`${bold('UI')} ${uiLink(env, result.workflowId, result.runId)}`);
       return 0;
     });

@@ -180,6 +180,21 @@ export const SESSION_FLAGS = {
     `how long a call waits for that decision, ${secondsRange('approvalTimeoutMs')} (default ${SESSION_LIMITS.approvalTimeoutMs.default / 1000})`,
     (v) => ({ approvalTimeoutMs: seconds('--approval-timeout', 'approvalTimeoutMs', v) }),
   ),
+  'budget-usd': text(
+    '--budget-usd USD',
+    "USD the session may spend by the worker's price table; once spent, the next LLM call is refused and the turn fails budget_exceeded (default: no limit)",
+    (v) => ({ budgetUsd: checked('budgetUsd', numberOf(v), (why) => `--budget-usd ${why}, got ${JSON.stringify(v)}`) }),
+  ),
+  'budget-tokens': text(
+    '--budget-tokens N',
+    'tokens (input + output) the session may spend; once spent, the next LLM call is refused and the turn fails budget_exceeded (default: no limit)',
+    (v) => ({ budgetTokens: checked('budgetTokens', numberOf(v), (why) => `--budget-tokens ${why}, got ${JSON.stringify(v)}`) }),
+  ),
+  'budget-warn': text(
+    '--budget-warn FRACTION',
+    'at this share of a budget (e.g. 0.8) the turn pauses until approve <id> budget or deny <id> budget, for --approval-timeout (default: no pause)',
+    (v) => ({ budgetWarn: checked('budgetWarn', numberOf(v), (why) => `--budget-warn ${why}, got ${JSON.stringify(v)}`) }),
+  ),
 } as const satisfies Record<string, SessionFlag>;
 
 type SessionFlagName = keyof typeof SESSION_FLAGS;

@@ -1,0 +1,138 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendAndWait, readLog } from '../client/sessions';
+import { stateQuery } from '../workflows/api';
+import type { agentSession } from '../workflows/session';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
+
+const TAG = Date.now();
+let models = 0;
+let h: Harness;
+let dir: string;
+/** Models this file prices at $1 per million tokens, so a scripted call of 100k input tokens costs $0.10. */
+const PRICED = Array.from({ length: 8 }, (_, i) => `budget-${i}-${TAG}`);
+const nextModel = () => PRICED[models++] ?? '';
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'budget-'));
+  const prices = path.join(dir, 'prices.json');
+  await writeFile(prices, JSON.stringify({ models: Object.fromEntries(PRICED.map((m) => [`anthropic:${m}`, { input: 1, output: 1 }])) }));
+  h = await startHarness({ env: { AGENT_PRICES_FILE: prices } });
+});
+afterAll(async () => {
+  await h?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
+const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+
+const TENTH = { inputTokens: 100_000, outputTokens: 0 };
+/** `steps` calculator steps of $0.10 each, then an answer of $0.10. */
+function scriptLoop(model: string, steps: number): void {
+  const calls = Array.from({ length: steps }, (_, i) => ({ kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: `${i}+1` } }], usage: TENTH }));
+  h.llm.script(model, ...calls, { kind: 'text', text: 'done', usage: TENTH });
+}
+
+async function start(model: string, ...flags: string[]): Promise<string> {
+  const started = await cli('start', '--model', `anthropic:${model}`, '--json', ...flags);
+  expect(started.code, started.stderr).toBe(0);
+  return String(JSON.parse(started.stdout).workflowId);
+}
+
+/** The summaries of the timers the session started, in order. */
+async function timerSummaries(id: string): Promise<string[]> {
+  const history = await handle(id).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const data = e.userMetadata?.summary?.data;
+    return e.timerStartedEventAttributes && data ? [JSON.parse(Buffer.from(data).toString('utf8')) as string] : [];
+  });
+}
+
+describe('--budget-usd', () => {
+  it('stops a looping turn before the call it cannot afford: exactly the requests $0.25 allows, the paid step’s tools still run, and the session goes on once the budget is raised', async () => {
+    const model = nextModel();
+    scriptLoop(model, 3);
+    const id = await start(model, '--budget-usd', '0.25');
+    const turn = await sendAndWait(handle(id), 'count');
+    // $0, $0.10 and $0.20 spent before calls 1 to 3: each is made; $0.30 before the 4th: refused.
+    expect(h.llm.requests({ model })).toHaveLength(3);
+    expect(turn).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
+    expect(turn.failure?.message).toMatch(/the session spent \$0\.3000 of its \$0\.2500 budget/);
+    const log = await readLog(handle(id));
+    expect(log.filter((e) => e.type === 'tool/result' && e.step === 3).map((e) => e.type === 'tool/result' && e.code)).toEqual(['ok']);
+    expect(log.filter((e) => e.type === 'step/end').at(-1)).toMatchObject({ step: 4, status: 'failed', failure: { type: 'budget_exceeded' } });
+    expect((await handle(id).query(stateQuery)).status).toBe('idle');
+
+    const raised = await cli('budget', id, '--usd', '1');
+    expect(raised.code, raised.stderr).toBe(0);
+    expect(raised.stdout.trim()).toBe(`budget of ${id}: $0.3000 of $1.0000 · 300000 tokens (no token limit)`);
+    expect(await sendAndWait(handle(id), 'go on')).toMatchObject({ status: 'completed' });
+    expect(h.llm.requests({ model })).toHaveLength(4);
+    await handle(id).terminate('test cleanup');
+  });
+});
+
+describe('--budget-tokens', () => {
+  it('refuses the call after 250k tokens are spent, in run --json as a failed turn of type budget_exceeded', async () => {
+    const model = nextModel();
+    scriptLoop(model, 5);
+    const result = await cli('run', '--json', '--prompt', 'count', '--model', `anthropic:${model}`, '--budget-tokens', '250000');
+    expect(result.code, result.stderr).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expect(out).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' }, settings: { budgetTokens: 250_000 } });
+    expect(out.failure.message).toMatch(/the session spent 300000 tokens of its 250000 tokens budget/);
+    expect(h.llm.requests({ model })).toHaveLength(3);
+  });
+});
+
+describe('--budget-warn', () => {
+  it('pauses the turn at 20 % of the budget on a durable timer named for it, and goes on when a human approves', async () => {
+    const model = nextModel();
+    scriptLoop(model, 3);
+    const id = await start(model, '--budget-usd', '1', '--budget-warn', '0.2');
+    const turn = sendAndWait(handle(id), 'count');
+    const pending = await eventually('the budget pause', async () => (await handle(id).query(stateQuery)).pendingApprovals.find((p) => p.callId === 'budget'));
+    expect(pending).toMatchObject({ name: 'budget', input: { usd: 1, warnAt: 0.2 } });
+    expect(h.llm.requests({ model })).toHaveLength(2);
+    expect(await timerSummaries(id)).toContain('budget 20 % · approval');
+
+    const approved = await cli('approve', id, 'budget');
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(await turn).toMatchObject({ status: 'completed' });
+    expect(h.llm.requests({ model })).toHaveLength(4);
+    await handle(id).terminate('test cleanup');
+  });
+
+  it('fails the turn budget_exceeded when a human denies going on', async () => {
+    const model = nextModel();
+    scriptLoop(model, 3);
+    const id = await start(model, '--budget-usd', '1', '--budget-warn', '0.2');
+    const turn = sendAndWait(handle(id), 'count');
+    await eventually('the budget pause', async () => (await handle(id).query(stateQuery)).pendingApprovals.find((p) => p.callId === 'budget'));
+    const denied = await cli('deny', id, 'budget', '--reason', 'too dear');
+    expect(denied.code, denied.stderr).toBe(0);
+    const outcome = await turn;
+    expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
+    expect(outcome.failure?.message).toMatch(/reached 20 % of its budget and a human denied it: too dear/);
+    expect(h.llm.requests({ model })).toHaveLength(2);
+    await handle(id).terminate('test cleanup');
+  });
+});
+
+describe('budget refusals', () => {
+  it.each([
+    [['start', '--budget-usd', '0'], 'client: --budget-usd must be more than 0 USD, got "0"'],
+    [['start', '--budget-tokens', '1.5'], 'client: --budget-tokens must be a whole number of tokens, got "1.5"'],
+    [['start', '--budget-warn', '1'], 'client: --budget-warn must be less than 1, got "1"'],
+    [['budget', 'some-session', '--warn', 'lots'], 'client: --warn must be a fraction between 0 and 1 (or none), got "lots"'],
+  ])('%j is refused in one line, exit 2, before the server is asked', async (args, line) => {
+    const result = await cli(...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(line);
+  });
+});

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import type { AssistantMessage } from './messages';
+import type { SessionEvent } from './session-log';
+
+const tokens = z.number().int().nonnegative();
+
+/**
+ * What a session has spent: the token totals of its LLM calls and their cost in USD.
+ * `costUsd` is null as soon as one call's cost is unknown (a model without a price, or a
+ * message recorded before calls were priced): a sum that left a call out would read as
+ * less than was spent.
+ */
+export const SpendSchema = z.object({
+  inputTokens: tokens,
+  outputTokens: tokens,
+  cacheReadTokens: tokens,
+  cacheWriteTokens: tokens,
+  reasoningTokens: tokens,
+  costUsd: z.number().nonnegative().nullable(),
+});
+export type Spend = z.infer<typeof SpendSchema>;
+
+export const NO_SPEND: Spend = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0 };
+
+/** All tokens, in and out: what `--budget-tokens` counts. */
+export const tokensOf = (spend: Pick<Spend, 'inputTokens' | 'outputTokens'>) => spend.inputTokens + spend.outputTokens;
+
+/** `spend` with one more LLM call's usage and cost. */
+export function withCall(spend: Spend, message: Pick<AssistantMessage, 'usage' | 'costUsd'>): Spend {
+  const u = message.usage;
+  const cost = message.costUsd;
+  return {
+    inputTokens: spend.inputTokens + u.inputTokens,
+    outputTokens: spend.outputTokens + u.outputTokens,
+    cacheReadTokens: spend.cacheReadTokens + (u.cacheReadTokens ?? 0),
+    cacheWriteTokens: spend.cacheWriteTokens + (u.cacheWriteTokens ?? 0),
+    reasoningTokens: spend.reasoningTokens + (u.reasoningTokens ?? 0),
+    costUsd: spend.costUsd === null || cost === undefined || cost === null ? null : spend.costUsd + cost,
+  };
+}
+
+/** The spend recorded in `events`, on top of `carried` (what a fork's source spent beyond them). */
+export function spendOf(events: readonly SessionEvent[], carried: Spend = NO_SPEND): Spend {
+  return events.reduce((spend, e) => (e.type === 'assistant' ? withCall(spend, e.message) : spend), carried);
+}
+
+/** What `whole` has beyond `part` (the spend of a cut of the same log): what a fork carries beside its events. */
+export function spendBeyond(whole: Spend, part: Spend): Spend {
+  return {
+    inputTokens: whole.inputTokens - part.inputTokens,
+    outputTokens: whole.outputTokens - part.outputTokens,
+    cacheReadTokens: whole.cacheReadTokens - part.cacheReadTokens,
+    cacheWriteTokens: whole.cacheWriteTokens - part.cacheWriteTokens,
+    reasoningTokens: whole.reasoningTokens - part.reasoningTokens,
+    costUsd: whole.costUsd === null || part.costUsd === null ? whole.costUsd : Math.max(0, whole.costUsd - part.costUsd),
+  };
+}
