@@ -19,6 +19,8 @@ export interface CliSpeed {
   agentListMs: number;
   /** `temporal --help`, the Temporal CLI (Go), for comparison. */
   temporalHelpMs: number;
+  /** The fastest run of each: what the machine can do when other work lets it. */
+  fastest: { agentHelpMs: number; agentListMs: number; temporalHelpMs: number };
 }
 
 /**
@@ -37,12 +39,16 @@ export async function measureCliSpeed(server: { address: string; namespace: stri
       await run(file, args, { env, cwd: PROJECT_ROOT });
       if (i > 0) samples.push(performance.now() - started);
     }
-    return round(median(samples));
+    return { median: round(median(samples)), fastest: round(Math.min(...samples)) };
   };
+  const help = await time(process.execPath, [AGENT, '--help']);
+  const list = await time(process.execPath, [AGENT, 'list']);
+  const temporalHelp = await time(temporal, ['--help']);
   return {
     runs,
-    agentHelpMs: await time(process.execPath, [AGENT, '--help']),
-    agentListMs: await time(process.execPath, [AGENT, 'list']),
-    temporalHelpMs: await time(temporal, ['--help']),
+    agentHelpMs: help.median,
+    agentListMs: list.median,
+    temporalHelpMs: temporalHelp.median,
+    fastest: { agentHelpMs: help.fastest, agentListMs: list.fastest, temporalHelpMs: temporalHelp.fastest },
   };
 }

@@ -111,7 +111,13 @@ export const BenchResultSchema = z.strictObject({
     afterTurnHeapPerSessionKb: z.number(),
   }),
   /** Whole-process wall time from spawn to exit, median of `runs` (bench/cli-speed.ts). */
-  cli: z.strictObject({ runs: z.number().int(), agentHelpMs: z.number(), agentListMs: z.number(), temporalHelpMs: z.number() }),
+  cli: z.strictObject({
+    runs: z.number().int(),
+    agentHelpMs: z.number(),
+    agentListMs: z.number(),
+    temporalHelpMs: z.number(),
+    fastest: z.strictObject({ agentHelpMs: z.number(), agentListMs: z.number(), temporalHelpMs: z.number() }),
+  }),
   /** Absent in `--quick`. */
   workerOptions: z
     .array(

@@ -17,25 +17,38 @@ export const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
 /** @param {string} entry e.g. `client/main` */
 export async function launch(entry) {
-  const compiled = path.join(ROOT, 'dist', `${entry}.js`);
-  if (existsSync(compiled) && isFresh()) {
-    await import(pathToFileURL(compiled).href);
-    return;
+  const file = entryToRun(entry);
+  if (file.endsWith('.ts')) {
+    const { register } = await import('tsx/esm/api');
+    register();
   }
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import(pathToFileURL(path.join(ROOT, `${entry}.ts`)).href);
+  await import(pathToFileURL(file).href);
 }
 
-/** The build finished (its stamp is written last) after the newest source was changed. */
-export function isFresh() {
-  if (!existsSync(STAMP)) return false;
-  const built = statSync(STAMP).mtimeMs;
-  return SOURCE_DIRS.every((dir) => newestTs(path.join(ROOT, dir)) <= built);
+/**
+ * The compiled entry when it exists and the build is fresh, else the source.
+ * @param {string} entry
+ * @param {string} root the project folder (tests use a folder of their own)
+ */
+export function entryToRun(entry, root = ROOT) {
+  const compiled = path.join(root, 'dist', `${entry}.js`);
+  return existsSync(compiled) && isFresh(root) ? compiled : path.join(root, `${entry}.ts`);
+}
+
+/**
+ * The build finished (its stamp is written last) after the newest source was changed.
+ * @param {string} root
+ */
+export function isFresh(root = ROOT) {
+  const stamp = path.join(root, 'dist', path.basename(STAMP));
+  if (!existsSync(stamp)) return false;
+  const built = statSync(stamp).mtimeMs;
+  return SOURCE_DIRS.every((dir) => newestTs(path.join(root, dir)) <= built);
 }
 
 /** @param {string} dir */
 function newestTs(dir) {
+  if (!existsSync(dir)) return 0;
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
