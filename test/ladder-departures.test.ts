@@ -64,6 +64,22 @@ describe('the retry policy of a session', () => {
   });
 });
 
+describe('a retry after a lost attempt', () => {
+  it('is stopped by the live policy before any request: retries switched off, the worker stops mid-call, the next attempt sends nothing', async () => {
+    const s = session('lost-attempt', [{ kind: 'text', text: 'never finished', hold: true, holdTimeoutMs: 60_000 }, ok]);
+    const handle = await s.start();
+    const update = await handle.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await h.llm.waitForRequests(1, { model: s.model });
+    await handle.executeUpdate(setRetryPolicyUpdate, { args: [null] });
+    // The attempt is lost to its worker's shutdown, not failed by the activity's own ladder.
+    await h.stopWorker();
+    await h.startWorker();
+    const turn = await update.result().then(() => undefined, turnOutcomeOf);
+    expect(turn).toMatchObject({ status: 'failed', failure: { message: expect.stringContaining('not retried: retry_off') } });
+    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+  }, 90_000);
+});
+
 describe('the retry budget', () => {
   it('is measured from the first failure, not from when the call was scheduled: a slow first attempt does not eat it', async () => {
     // The first attempt fails 3 s after it was scheduled; the budget is 2.5 s. Measured

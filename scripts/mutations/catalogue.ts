@@ -149,7 +149,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'activities/llm/activity.ts',
     find: '        if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now());\n',
     replace: '',
-    killers: ['test/llm-activity-failures.test.ts'],
+    killers: ['test/llm-activity-failures.test.ts', 'test/ladder-departures.test.ts'],
+    testNamePattern: 'lost attempt',
   },
   {
     name: 'no-wait-cap',
