@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_ERROR_TYPES } from '../../workflows/tools/mcp-tools';
 import type { McpServerConfig } from '../../worker/mcp-config';
@@ -25,13 +26,16 @@ export function mcpFailure(name: string, server: McpServerConfig, error: unknown
     const what = doing === 'connect' ? 'did not complete the MCP handshake' : doing === 'list' ? 'did not list its tools' : 'did not answer the call';
     return ApplicationFailure.create({ type: MCP_ERROR_TYPES.timeout, message: `${who} ${what} within ${server.timeoutMs / 1000} s${said}` });
   }
-  const reason = firstLine(error);
-  // A program that does not exist cannot start on the next attempt either.
+  // The transport's message for an HTTP error says the body, not the status.
+  const status = error instanceof StreamableHTTPError && error.code !== undefined ? `HTTP ${error.code}: ` : '';
+  const reason = `${status}${firstLine(error)}`;
+  // A program that does not exist cannot start on the next attempt, nor is a refused request (401, 404) accepted on it.
   const missing = (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+  const refused = error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
   return ApplicationFailure.create({
     type: MCP_ERROR_TYPES.unavailable,
-    message: missing ? `${who} cannot start: command not found` : `${who} is unavailable: ${reason}${said}`,
-    nonRetryable: missing,
+    message: missing ? `${who} cannot start: command not found` : `${who} is unavailable: ${reason}${said.includes(firstLine(error)) ? '' : said}`,
+    nonRetryable: missing || refused,
   });
 }
 

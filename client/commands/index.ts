@@ -6,10 +6,12 @@ import { forkCommand } from './fork';
 import { historyCommand } from './history';
 import { listCommand } from './list';
 import { logCommand } from './log';
+import { refreshToolsCommand } from './refresh-tools';
 import { retryPolicyCommand } from './retry-policy';
 import { runCommand } from './run';
 import { sendCommand } from './send';
 import { startCommand } from './start';
+import { toolsCommand } from './tools';
 import { watchCommand } from './watch';
 
 /** Every `npm run client` command, in the order the usage text lists them. */
@@ -22,6 +24,8 @@ export const COMMANDS: readonly Command[] = [
   historyCommand,
   forkCommand,
   cancelCommand,
+  toolsCommand,
+  refreshToolsCommand,
   retryPolicyCommand,
   approveCommand,
   denyCommand,

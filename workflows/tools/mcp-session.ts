@@ -1,4 +1,5 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, summarizeFailure } from '../failure';
 import { z } from 'zod';
 import type { ToolCall } from '../messages';
 import type { NewSessionEvent, SessionEvent } from '../session-log';
@@ -56,7 +57,12 @@ export class McpSessionTools {
 
   /** Lists the servers' tools now and records the list; calls from here on use it. */
   async refresh(): Promise<McpToolList> {
-    const list = await listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }]);
+    const list = await listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }]).catch((error: unknown) => {
+      if (isCancellation(error)) throw error;
+      // The listing's own line (`mcp_unavailable: MCP server "x" …`), also for a refreshTools caller.
+      const { type, message } = summarizeFailure(error);
+      throw ApplicationFailure.create({ type, message, nonRetryable: true });
+    });
     const events = this.#events();
     const turn = [...events].reverse().find((e) => e.type === 'turn/start')?.turn ?? 0;
     this.#append({ type: 'tools/listed', turn, ...list });

@@ -2,7 +2,7 @@
  * A Streamable HTTP MCP server built with the SDK's own McpServer, run as its own process
  * by the tests (test/support/mcp/servers.ts). It prints `{"port": N}` once listening.
  *
- * Its tools: `first` (read-only), `slow_write` (no annotations, so side-effecting: it
+ * Its tools: `first` (read-only), `structured` (read-only, structured content and no text), `slow_write` (no annotations, so side-effecting: it
  * runs until released or cancelled) and `wait` (read-only, until cancelled). `POST
  * /control/add-tool {"name"}` adds a read-only tool to every session, as a server whose
  * list changes mid-session; `GET /control/events` is what it saw (`call <tool>`,
@@ -53,6 +53,10 @@ function newServer(): McpServer {
     await untilCancelled(extra.signal, 'wait');
     return { content: [{ type: 'text', text: 'waited' }] };
   });
+  server.registerTool('structured', { description: 'answers with structured content only', annotations: { readOnlyHint: true }, outputSchema: { n: z.number() } }, () => ({
+    content: [],
+    structuredContent: { n: 7 },
+  }));
   for (const name of addedTools) addTool(server, name);
   servers.push(server);
   return server;

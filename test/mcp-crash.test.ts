@@ -1,0 +1,76 @@
+import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLog, sendAndWait, startSession, turnOutcomeOf, type TurnResult } from '../client/sessions';
+import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
+import { agentWorkerEnv } from '../scripts/worker-env';
+import type { WorkerProcess } from '../scripts/worker-process';
+import { sendUpdate } from '../workflows/api';
+import { eventually } from './support/eventually';
+import { startHttpMcpServer, writeMcpConfig, type TestHttpMcpServer } from './support/mcp/servers';
+import { startWorkerProcess } from './support/worker-processes';
+import { devServerAddress, devServerNamespace, uniqueTaskQueue } from './temporal-env';
+
+let llm: ScriptedLlm;
+let server: TestHttpMcpServer;
+let client: Client;
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  [llm, server] = await Promise.all([startScriptedLlm(), startHttpMcpServer()]);
+  client = new Client({ connection: await Connection.connect({ address: devServerAddress() }), namespace: devServerNamespace() });
+}, 60_000);
+afterAll(async () => {
+  for (const worker of workers) await worker.kill('SIGKILL');
+  await client?.connection.close();
+  await server?.close();
+  await llm?.close();
+});
+
+describe('a worker killed during a side-effecting MCP call', () => {
+  it('answers that call TOOL_OUTCOME_UNKNOWN and the calls after it TOOL_NOT_STARTED, never runs the write again, and the session goes on', async () => {
+    const taskQueue = uniqueTaskQueue('mcp-crash');
+    const env = agentWorkerEnv({
+      address: devServerAddress(),
+      namespace: devServerNamespace(),
+      taskQueue,
+      llmUrl: llm.url,
+      extra: { AGENT_MCP_CONFIG: await writeMcpConfig({ remote: { url: server.url } }) },
+    });
+    workers.push(await startWorkerProcess('mcp-crash-before-kill', env));
+    const model = `mcp-crash-${Date.now()}`;
+    llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_write', name: 'mcp__remote__slow_write', input: { text: 'crash-once' } },
+          { id: 'toolu_after', name: 'mcp__remote__first', input: {} },
+        ],
+      },
+      { kind: 'text', text: 'still here' },
+    );
+    const session = await startSession(client, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${model}`, mcp: ['remote'] });
+    const send = await session.startUpdate(sendUpdate, { args: [{ text: 'write it' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await eventually('the write to reach the server', async () => ((await server.events()).includes('call slow_write crash-once') ? true : undefined), 60_000);
+
+    await workers[0]?.kill('SIGKILL');
+    workers.push(await startWorkerProcess('mcp-crash-after-kill', env));
+    const outcome: TurnResult = await send.result().then(
+      (o) => ({ status: o.status, turn: o.turn }),
+      (error: unknown) => turnOutcomeOf(error) ?? Promise.reject(error),
+    );
+    expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'heartbeat_timeout' } });
+
+    const results = (await readLog(session)).flatMap((e) => (e.type === 'tool/result' ? [[e.callId, e.code]] : []));
+    expect(results).toEqual([
+      ['toolu_write', 'TOOL_OUTCOME_UNKNOWN'],
+      ['toolu_after', 'TOOL_NOT_STARTED'],
+    ]);
+    // The write ran once: no attempt after the crash.
+    await server.releaseWrites();
+    expect((await server.events()).filter((e) => e === 'call slow_write crash-once')).toHaveLength(1);
+    expect((await server.events()).filter((e) => e === 'call first')).toHaveLength(0);
+
+    expect(await sendAndWait(session, 'are you there?')).toMatchObject({ status: 'completed' });
+  }, 120_000);
+});

@@ -1,0 +1,153 @@
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
+import { workflowBundle } from '../scripts/local-agent';
+import { cancelTurnUpdate, sendUpdate } from '../workflows/api';
+import type { SessionEvent } from '../workflows/session-log';
+import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
+import { startFailingHttpServer, startHttpMcpServer, writeMcpConfig, type TestHttpMcpServer } from './support/mcp/servers';
+
+let h: Harness;
+let server: TestHttpMcpServer;
+/** A second instance, whose list the clash test breaks for good. */
+let clashing: TestHttpMcpServer;
+let failing: Awaited<ReturnType<typeof startFailingHttpServer>>;
+
+beforeAll(async () => {
+  [server, clashing, failing] = await Promise.all([startHttpMcpServer(), startHttpMcpServer(), startFailingHttpServer()]);
+  const node = process.execPath;
+  const config = await writeMcpConfig({
+    remote: { url: server.url },
+    clashing: { url: clashing.url },
+    missing: { command: 'no-such-mcp-server-7c1e' },
+    exits: { command: node, args: ['-e', "console.error('cannot start: no database'); process.exit(3)"] },
+    garbage: { command: node, args: ['-e', "console.log('this is not JSON-RPC'); setInterval(() => {}, 1000)"], timeoutMs: 2000 },
+    broken: { url: failing.url },
+  });
+  h = await startHarness({ env: { AGENT_MCP_CONFIG: config } });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+  await server?.close();
+  await clashing?.close();
+  await failing?.close();
+});
+
+let models = 0;
+const newModel = (name: string) => `mcp-http-${name}-${++models}-${Date.now()}`;
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
+
+function start(model: string, mcp: string[]): Promise<SessionHandle> {
+  return startSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, { model: `anthropic:${model}`, mcp });
+}
+
+const results = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, code: e.code, content: e.content }] : []));
+/** The MCP tool names the scripted LLM was offered in each request of `model`, in order. */
+const offeredMcp = (model: string) =>
+  h.llm.requests({ model }).map((r) => ((r.body as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name).filter((n) => n.startsWith('mcp__')).sort());
+
+describe('MCP tools over Streamable HTTP', () => {
+  it('keeps offering the recorded list when the server changes its tools, also to a retried LLM call and on replay; after refresh-tools the new list is used', async () => {
+    const model = newModel('lists');
+    const tag = `added_${models}`;
+    h.llm.script(
+      model,
+      {
+        kind: 'tool_calls',
+        calls: [
+          { id: 'toolu_first', name: 'mcp__remote__first', input: {} },
+          { id: 'toolu_structured', name: 'mcp__remote__structured', input: {} },
+        ],
+      },
+      { kind: 'text', text: 'one' },
+      // Turn 2: a retried failure, then an answer.
+      { kind: 'status', status: 529 },
+      { kind: 'text', text: 'two' },
+      // Turn 3, after refresh-tools.
+      { kind: 'tool_calls', calls: [{ id: 'toolu_added', name: `mcp__remote__${tag}`, input: {} }] },
+      { kind: 'text', text: 'three' },
+    );
+    const session = await start(model, ['remote']);
+    expect(await sendAndWait(session, 'turn one')).toMatchObject({ status: 'completed' });
+    const before = ['mcp__remote__first', 'mcp__remote__slow_write', 'mcp__remote__structured', 'mcp__remote__wait'];
+    expect(offeredMcp(model)).toEqual([before, before]);
+
+    await server.addTool(tag);
+    expect(await sendAndWait(session, 'turn two')).toMatchObject({ status: 'completed' });
+    // The 529 and its retry both offered the list recorded at the start.
+    expect(offeredMcp(model).slice(2)).toEqual([before, before]);
+
+    const refreshed = await cli('refresh-tools', session.workflowId);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect(refreshed.stdout).toMatch(new RegExp(`mcp__remote__${tag}`));
+    expect(await sendAndWait(session, 'turn three')).toMatchObject({ status: 'completed' });
+    const after = [...before, `mcp__remote__${tag}`].sort();
+    expect(offeredMcp(model).slice(4)).toEqual([after, after]);
+    expect(results(await readLog(session))).toEqual([
+      { callId: 'toolu_first', code: 'ok', content: 'first answered' },
+      // Structured content without a text copy is kept as JSON.
+      { callId: 'toolu_structured', code: 'ok', content: '{"n":7}' },
+      { callId: 'toolu_added', code: 'ok', content: `${tag} answered` },
+    ]);
+    expect((await readLog(session)).filter((e) => e.type === 'tools/listed')).toHaveLength(2);
+
+    // The whole history replays against the workflow code without asking any server.
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await session.fetchHistory())).resolves.toBeUndefined();
+  }, 90_000);
+
+  it('refuses a list in which two tools would share a name after the 64-character cut, in one line, and keeps the recorded list', async () => {
+    const model = newModel('clash');
+    h.llm.script(model, { kind: 'text', text: 'hi' }, { kind: 'text', text: 'hi again' });
+    const session = await start(model, ['clashing']);
+    expect(await sendAndWait(session, 'hello')).toMatchObject({ status: 'completed' });
+    const long = `clash_${'x'.repeat(60)}`;
+    await clashing.addTool(`${long}_one`);
+    await clashing.addTool(`${long}_two`);
+
+    const refreshed = await cli('refresh-tools', session.workflowId);
+    expect(refreshed.code).toBe(1);
+    expect(refreshed.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refreshed.stderr).toMatch(new RegExp(`two MCP tools would both be offered as "mcp__clashing__clash_x+": clashing/${long}_one and clashing/${long}_two`));
+    expect((await readLog(session)).filter((e) => e.type === 'tools/listed')).toHaveLength(1);
+    expect(await sendAndWait(session, 'still fine?')).toMatchObject({ status: 'completed' });
+  }, 60_000);
+
+  it('sends the server an MCP cancellation when the turn is cancelled during a call', async () => {
+    const model = newModel('cancel');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_wait', name: 'mcp__remote__wait', input: {} }] });
+    const session = await start(model, ['remote']);
+    const send = session.executeUpdate(sendUpdate, { args: [{ text: 'wait' }] }).catch(() => 'rejected');
+    const seenBefore = (await server.events()).filter((e) => e === 'cancelled wait').length;
+    await eventually('the server to run the call', async () => ((await server.events()).includes('call wait') ? true : undefined), 30_000);
+    await session.executeUpdate(cancelTurnUpdate);
+    expect(await send).toBe('rejected');
+    await eventually('the server to see the cancellation', async () => ((await server.events()).filter((e) => e === 'cancelled wait').length > seenBefore ? true : undefined), 10_000);
+    expect(results(await readLog(session))).toEqual([expect.objectContaining({ callId: 'toolu_wait', code: 'TOOL_OUTCOME_UNKNOWN' })]);
+  }, 60_000);
+});
+
+describe('MCP servers that cannot serve fail the turn with one typed line, and none hangs', () => {
+  const cases = [
+    { server: 'missing', type: 'mcp_unavailable', line: /MCP server "missing" \(no-such-mcp-server-7c1e\) cannot start: command not found/ },
+    { server: 'exits', type: 'mcp_unavailable', line: /MCP server "exits" .* is unavailable: .*Connection closed.*cannot start: no database/ },
+    { server: 'garbage', type: 'mcp_timeout', line: /MCP server "garbage" .* did not complete the MCP handshake within 2 s; it said: .*not valid JSON/ },
+    { server: 'broken', type: 'mcp_unavailable', line: /MCP server "broken" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) is unavailable: HTTP 500: / },
+  ];
+  for (const c of cases) {
+    it(`${c.server}: ${c.type}`, async () => {
+      const model = newModel(c.server);
+      h.llm.script(model, { kind: 'text', text: 'never asked' });
+      const session = await start(model, [c.server]);
+      const began = Date.now();
+      const outcome = await sendAndWait(session, 'hello');
+      expect(Date.now() - began).toBeLessThan(30_000);
+      expect(outcome).toMatchObject({ status: 'failed', failure: { type: c.type } });
+      expect(outcome.failure?.message).toMatch(c.line);
+      expect(outcome.failure?.message).not.toMatch(/\n/);
+      // The model was never called: a session cannot offer tools it could not list.
+      expect(h.llm.requests({ model })).toHaveLength(0);
+    }, 60_000);
+  }
+});
