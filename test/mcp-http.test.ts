@@ -2,7 +2,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { workflowBundle } from '../scripts/local-agent';
-import { cancelTurnUpdate, sendUpdate } from '../workflows/api';
+import { cancelTurnUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import type { SessionEvent } from '../workflows/session-log';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
@@ -14,19 +14,24 @@ let server: TestHttpMcpServer;
 /** A second instance, whose list the clash test breaks for good. */
 let clashing: TestHttpMcpServer;
 let failing: Awaited<ReturnType<typeof startFailingHttpServer>>;
+let configFile: string;
+
+const TOKEN = `mcp-secret-${Date.now()}`;
 
 beforeAll(async () => {
+  process.env.MCP_TEST_TOKEN = TOKEN;
   [server, clashing, failing] = await Promise.all([startHttpMcpServer(), startHttpMcpServer(), startFailingHttpServer()]);
   const node = process.execPath;
-  const config = await writeMcpConfig({
-    remote: { url: server.url },
+  configFile = await writeMcpConfig({
+    // The token is the worker's variable: it reaches the server, never history.
+    remote: { url: server.url, headers: { Authorization: 'Bearer ${MCP_TEST_TOKEN}' } },
     clashing: { url: clashing.url },
     missing: { command: 'no-such-mcp-server-7c1e' },
     exits: { command: node, args: ['-e', "console.error('cannot start: no database'); process.exit(3)"] },
     garbage: { command: node, args: ['-e', "console.log('this is not JSON-RPC'); setInterval(() => {}, 1000)"], timeoutMs: 2000 },
     broken: { url: failing.url },
   });
-  h = await startHarness({ env: { AGENT_MCP_CONFIG: config } });
+  h = await startHarness({ env: { AGENT_MCP_CONFIG: configFile } });
 }, 60_000);
 afterAll(async () => {
   await h?.close();
@@ -93,6 +98,9 @@ describe('MCP tools over Streamable HTTP', () => {
     ]);
     expect((await readLog(session)).filter((e) => e.type === 'tools/listed')).toHaveLength(2);
 
+    // The header from ${MCP_TEST_TOKEN} reached the server, and no trace of the token is in history.
+    expect(await server.events()).toContain(`authorization Bearer ${TOKEN}`);
+    expect(JSON.stringify(await session.fetchHistory())).not.toContain(TOKEN);
     // The whole history replays against the workflow code without asking any server.
     await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await session.fetchHistory())).resolves.toBeUndefined();
   }, 90_000);
@@ -125,6 +133,45 @@ describe('MCP tools over Streamable HTTP', () => {
     expect(await send).toBe('rejected');
     await eventually('the server to see the cancellation', async () => ((await server.events()).filter((e) => e === 'cancelled wait').length > seenBefore ? true : undefined), 10_000);
     expect(results(await readLog(session))).toEqual([expect.objectContaining({ callId: 'toolu_wait', code: 'TOOL_OUTCOME_UNKNOWN' })]);
+  }, 60_000);
+});
+
+describe('the tools command', () => {
+  it('lists the built-in tools and the recorded MCP tools, each with its lane and, under --approve-tools, whether it waits', async () => {
+    const model = newModel('tools');
+    h.llm.script(model, { kind: 'text', text: 'hi' });
+    const started = await cli('start', '--model', `anthropic:${model}`, '--mcp', 'remote', '--approve-tools', 'mcp__remote__*', '--json');
+    expect(started.code, started.stderr).toBe(0);
+    const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
+    expect(await sendAndWait(h.client.workflow.getHandle(id), 'hello')).toMatchObject({ status: 'completed' });
+
+    const listed = await cli('tools', id);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^calculator +read-only$/m);
+    expect(listed.stdout).toMatch(/^write_file +side-effecting$/m);
+    expect(listed.stdout).toMatch(/^mcp__remote__first +read-only {2}\(MCP remote\/first\)$/m);
+    expect(listed.stdout).toMatch(/^mcp__remote__slow_write +side-effecting, waits for approval {2}\(MCP remote\/slow_write\)$/m);
+    const json = await cli('tools', id, '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      workflowId: id,
+      tools: expect.arrayContaining([{ name: 'mcp__remote__wait', lane: 'read-only', approval: false, server: 'remote', tool: 'wait' }]),
+    });
+  }, 60_000);
+});
+
+describe('choosing servers', () => {
+  it('start without --mcp chooses every server of the file AGENT_MCP_CONFIG names in the client environment; --mcp refuses a bad name in one line', async () => {
+    const started = await runEntry('client/main.ts', ['start', '--model', 'anthropic:mcp-default', '--json'], { ...clientEnvOf(h), AGENT_MCP_CONFIG: configFile });
+    expect(started.code, started.stderr).toBe(0);
+    const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
+    expect((await h.client.workflow.getHandle(id).query(stateQuery)).settings.mcp).toEqual(['remote', 'clashing', 'missing', 'exits', 'garbage', 'broken']);
+    const without = await cli('start', '--model', 'anthropic:mcp-none', '--json');
+    const none = String((JSON.parse(without.stdout) as { workflowId: string }).workflowId);
+    expect((await h.client.workflow.getHandle(none).query(stateQuery)).settings.mcp).toBeUndefined();
+
+    const refused = await cli('start', '--model', 'anthropic:mcp-bad', '--mcp', 'my server');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe('client: --mcp: an MCP server name has 1 to 32 letters, digits, _ or -');
   }, 60_000);
 });
 

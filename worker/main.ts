@@ -7,6 +7,7 @@ import { ConnectionConfigError, ConnectionFailedError } from '../connection/erro
 import { PriceFileError } from '../activities/llm/price-table';
 import { ConfigError, parseWorkerEnv, type WorkerEnv } from './config';
 import { createAgentWorker } from './create-worker';
+import { loadMcpConfig } from './mcp-config';
 import { EncryptionConfigError, encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
@@ -14,6 +15,8 @@ import { armShutdownDeadline } from './shutdown-deadline';
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'register-search-attributes': { type: 'boolean', default: false } } });
   const env = parseWorkerEnv(process.env);
+  // A bad MCP file stops the worker here, before it connects, in one line naming the server and the field.
+  loadMcpConfig(env.AGENT_MCP_CONFIG, process.env);
   const temporal = loadConnectionConfig(process.env);
   // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
   const encryption = encryptionKeyFromEnv(process.env);

@@ -6,7 +6,7 @@
  * runs until released or cancelled) and `wait` (read-only, until cancelled). `POST
  * /control/add-tool {"name"}` adds a read-only tool to every session, as a server whose
  * list changes mid-session; `GET /control/events` is what it saw (`call <tool>`,
- * `cancelled <tool>`); `POST /control/release` lets every running `slow_write` finish.
+ * `cancelled <tool>`, each distinct `authorization <header>`); `POST /control/release` lets every running `slow_write` finish.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -84,6 +84,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return void res.end('{}');
   }
   if (url.pathname !== '/mcp') return void res.writeHead(404).end();
+  const auth = `authorization ${req.headers.authorization ?? '(none)'}`;
+  if (!events.includes(auth)) events.push(auth);
   const sessionId = req.headers['mcp-session-id'];
   const parsed = req.method === 'POST' ? await body(req) : undefined;
   let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
