@@ -6,6 +6,7 @@ import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
 import { SpendSchema, type Spend } from './spend';
+import { MaxRepeatsSchema, TurnTimeoutSchema } from './turn-limits';
 import { SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
 import { McpServerNameSchema, type McpToolList } from './tools/mcp-tools';
 
@@ -66,6 +67,10 @@ export const SessionInputSchema = z
     budgetTokens: BudgetSchema.shape.tokens,
     /** The share of a limit at which a turn pauses for a human (`approve <id> budget`). */
     budgetWarn: BudgetSchema.shape.warnAt,
+    /** A turn's wall-clock limit in ms: then it is cancelled, its calls answered, and it fails `turn_timeout` (workflows/turn-limits.ts). */
+    turnTimeoutMs: TurnTimeoutSchema.optional(),
+    /** Identical tool calls in a row the model may make in a turn; the next one is answered with an error instead of run. */
+    maxRepeats: MaxRepeatsSchema.optional(),
     /** The state an earlier run of this session carried over when it continued as new. */
     continued: z
       .object({

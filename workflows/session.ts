@@ -43,6 +43,7 @@ import type { ScheduledCall } from './scheduler';
 import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from './search-attributes';
 import { BudgetGuard, BudgetUpdateSchema, budgetOf } from './budget';
 import { spendOf, withCall } from './spend';
+import { repeatedCallOutcome, withTurnTimeout } from './turn-limits';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from './session-log';
 import { settingsInForce } from './session-settings';
 import { toolActivityOptions } from './tools/activity-options';
@@ -240,6 +241,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
     // MCP tools are listed (once) before the first LLM call that could offer them.
     admitLlmCall: (turn, step) => budget.admit(turn, step, () => spend),
+    stoppedBy: () => undefined,
     callLlm: (turn, step) => mcpTools.whenListed(() => {
       logMirror.appended(unmirrored.splice(0));
       return llm.callLlm.executeWithOptions(
@@ -248,6 +250,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       );
     }),
     prepare: (call): ScheduledCall => {
+      const repeated = repeatedCallOutcome(log.events, call, config.maxRepeats);
+      if (repeated) return { kind: 'answer', call, outcome: repeated };
       const prepared = prepareToolCall(call, [...enabledTools, ...mcpTools.definitions()]);
       if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
       const needsApproval =
@@ -308,7 +312,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       if (next) {
         current = { turn: next.turn, scope: new CancellationScope() };
         publishStatus();
-        const outcome = await runTurn(runtime, next.turn, next.text, current.scope);
+        const scope = current.scope;
+        const outcome = await withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runTurn({ ...runtime, stoppedBy }, next.turn, next.text, scope));
         current = undefined;
         state.phase = 'idle';
         turnsRun++;

@@ -4,7 +4,7 @@ import { PendingCallTracker } from './compensation';
 import { isCancellation, summarizeFailure } from './failure';
 import type { AssistantMessage, ToolCall } from './messages';
 import { runToolCalls, type ScheduledCall } from './scheduler';
-import type { NewSessionEvent, SessionEvent } from './session-log';
+import type { FailureSummary, NewSessionEvent, SessionEvent } from './session-log';
 import type { ToolClass } from './tools/tool-definition';
 import type { ToolOutcome } from './tools/tool-outcome';
 
@@ -15,6 +15,8 @@ export interface TurnRuntime {
   toolConcurrency: number;
   append(event: NewSessionEvent): SessionEvent;
   setPhase(phase: 'llm' | 'tools' | 'approval', step: number): void;
+  /** Why the turn was stopped from outside when that was not a `cancel` (its time limit), else undefined. */
+  stoppedBy(): FailureSummary | undefined;
   /** Resolves when the session's budget allows the next LLM call; throws `budget_exceeded` when it does not. */
   admitLlmCall(turn: number, step: number): Promise<void>;
   callLlm(turn: number, step: number): Promise<AssistantMessage>;
@@ -40,8 +42,9 @@ export async function runTurn(rt: TurnRuntime, turn: number, text: string, scope
     rt.append({ type: 'turn/end', turn, status: 'completed', reason });
     return { turn, status: 'completed', reason };
   } catch (error) {
-    const failure = summarizeFailure(error);
-    const status = isCancellation(error) ? 'cancelled' : 'failed';
+    const stopped = isCancellation(error) ? rt.stoppedBy() : undefined;
+    const failure = stopped ?? summarizeFailure(error);
+    const status = isCancellation(error) && !stopped ? 'cancelled' : 'failed';
     rt.append({ type: 'turn/end', turn, status, failure });
     return { turn, status, failure };
   }
@@ -85,7 +88,8 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
     return 'continue';
   } catch (error) {
     for (const result of tracker?.recoveryResults() ?? []) append({ type: 'tool/result', turn, step, ...result });
-    rt.append({ type: 'step/end', turn, step, status: isCancellation(error) ? 'cancelled' : 'failed', failure: summarizeFailure(error) });
+    const stopped = isCancellation(error) ? rt.stoppedBy() : undefined;
+    rt.append({ type: 'step/end', turn, step, status: isCancellation(error) && !stopped ? 'cancelled' : 'failed', failure: stopped ?? summarizeFailure(error) });
     throw error;
   }
 }

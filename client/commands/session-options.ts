@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { SessionInputSchema } from '../../workflows/api';
 import { SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
 import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
+import { durationMs } from '../../workflows/turn-limits';
 import { UsageError, type ClientEnv } from '../config';
 import { parseRetryPolicyArg } from '../retry-policy';
 import type { StartOptions } from '../sessions';
@@ -179,6 +180,16 @@ export const SESSION_FLAGS = {
     '--approval-timeout SECONDS',
     `how long a call waits for that decision, ${secondsRange('approvalTimeoutMs')} (default ${SESSION_LIMITS.approvalTimeoutMs.default / 1000})`,
     (v) => ({ approvalTimeoutMs: seconds('--approval-timeout', 'approvalTimeoutMs', v) }),
+  ),
+  'turn-timeout': text(
+    '--turn-timeout DURATION',
+    'a turn\'s wall-clock limit, e.g. 90s, 10m, 1h (1 s to 24 h): then the turn is cancelled, its open tool calls answered, and it fails turn_timeout (default: none)',
+    (v) => ({ turnTimeoutMs: checked('turnTimeoutMs', durationMs(v), (why) => `--turn-timeout ${why}, got ${JSON.stringify(v)}`) }),
+  ),
+  'max-repeats': text(
+    '--max-repeats N',
+    'identical tool calls (same name, same arguments) the model may make in a row within a turn; the next one is not run and the model is told so (default: no limit)',
+    (v) => ({ maxRepeats: checked('maxRepeats', numberOf(v), (why) => `--max-repeats ${why}, got ${JSON.stringify(v)}`) }),
   ),
   'budget-usd': text(
     '--budget-usd USD',
