@@ -26,6 +26,7 @@ beforeAll(async () => {
     // The token is the worker's variable: it reaches the server, never history.
     remote: { url: server.url, headers: { Authorization: 'Bearer ${MCP_TEST_TOKEN}' } },
     clashing: { url: clashing.url },
+    impatient: { url: server.url, timeoutMs: 1000 },
     missing: { command: 'no-such-mcp-server-7c1e' },
     exits: { command: node, args: ['-e', "console.error('cannot start: no database'); process.exit(3)"] },
     garbage: { command: node, args: ['-e', "console.log('this is not JSON-RPC'); setInterval(() => {}, 1000)"], timeoutMs: 2000 },
@@ -76,7 +77,7 @@ describe('MCP tools over Streamable HTTP', () => {
     );
     const session = await start(model, ['remote']);
     expect(await sendAndWait(session, 'turn one')).toMatchObject({ status: 'completed' });
-    const before = ['mcp__remote__first', 'mcp__remote__slow_write', 'mcp__remote__structured', 'mcp__remote__wait'];
+    const before = ['mcp__remote__first', 'mcp__remote__huge', 'mcp__remote__slow_write', 'mcp__remote__structured', 'mcp__remote__wait'];
     expect(offeredMcp(model)).toEqual([before, before]);
 
     await server.addTool(tag);
@@ -136,6 +137,30 @@ describe('MCP tools over Streamable HTTP', () => {
   }, 60_000);
 });
 
+describe('MCP calls that time out or answer too much', () => {
+  it("ends a call at the server's timeoutMs with an MCP cancellation, as mcp_timeout, a read-only call after three attempts", async () => {
+    const model = newModel('timeout');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_slow', name: 'mcp__impatient__wait', input: {} }] });
+    const session = await start(model, ['impatient']);
+    const cancelledBefore = (await server.events()).filter((e) => e === 'cancelled wait').length;
+    const outcome = await sendAndWait(session, 'wait for it');
+    expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'mcp_timeout' } });
+    expect(outcome.failure?.message).toMatch(/MCP server "impatient" \(http:.*\) did not answer the call within 1 s/);
+    expect(results(await readLog(session))).toEqual([expect.objectContaining({ callId: 'toolu_slow', code: 'TOOL_OUTCOME_UNKNOWN' })]);
+    await eventually('the server to see three cancellations', async () => ((await server.events()).filter((e) => e === 'cancelled wait').length - cancelledBefore === 3 ? true : undefined), 10_000);
+  }, 60_000);
+
+  it('turns a result above 2 MiB into an error result the model reads, after one run', async () => {
+    const model = newModel('huge');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_huge', name: 'mcp__remote__huge', input: {} }] }, { kind: 'text', text: 'too big' });
+    const session = await start(model, ['remote']);
+    expect(await sendAndWait(session, 'give me everything')).toMatchObject({ status: 'completed' });
+    expect(results(await readLog(session))).toEqual([{ callId: 'toolu_huge', code: 'error', content: expect.stringMatching(/larger than Temporal's 2 MiB payload limit/) }]);
+    // Not retried: no attempt could make the answer smaller.
+    expect((await server.events()).filter((e) => e === 'call huge')).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('the tools command', () => {
   it('lists the built-in tools and the recorded MCP tools, each with its lane and, under --approve-tools, whether it waits', async () => {
     const model = newModel('tools');
@@ -164,7 +189,7 @@ describe('choosing servers', () => {
     const started = await runEntry('client/main.ts', ['start', '--model', 'anthropic:mcp-default', '--json'], { ...clientEnvOf(h), AGENT_MCP_CONFIG: configFile });
     expect(started.code, started.stderr).toBe(0);
     const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
-    expect((await h.client.workflow.getHandle(id).query(stateQuery)).settings.mcp).toEqual(['remote', 'clashing', 'missing', 'exits', 'garbage', 'broken']);
+    expect((await h.client.workflow.getHandle(id).query(stateQuery)).settings.mcp).toEqual(['remote', 'clashing', 'impatient', 'missing', 'exits', 'garbage', 'broken']);
     const without = await cli('start', '--model', 'anthropic:mcp-none', '--json');
     const none = String((JSON.parse(without.stdout) as { workflowId: string }).workflowId);
     expect((await h.client.workflow.getHandle(none).query(stateQuery)).settings.mcp).toBeUndefined();

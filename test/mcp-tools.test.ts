@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +13,7 @@ import { eventually } from './support/eventually';
 import { EVERYTHING_SERVER, filesystemServer, writeMcpConfig } from './support/mcp/servers';
 
 let h: Harness;
+const CRASHY_TITLE = `mcp-crashy-${randomUUID()}`;
 let files: string;
 
 beforeAll(async () => {
@@ -18,7 +21,12 @@ beforeAll(async () => {
   await mkdir(path.join(files, 'notes'));
   await writeFile(path.join(files, 'notes', 'a.txt'), 'alpha');
   await writeFile(path.join(files, 'notes', 'b.txt'), 'beta');
-  const config = await writeMcpConfig({ everything: EVERYTHING_SERVER, fs: filesystemServer(files) });
+  const config = await writeMcpConfig({
+    everything: EVERYTHING_SERVER,
+    fs: filesystemServer(files),
+    // The same server under a title the test can find its process by, to kill it.
+    crashy: { command: EVERYTHING_SERVER.command, args: [`--title=${CRASHY_TITLE}`, ...EVERYTHING_SERVER.args] },
+  });
   h = await startHarness({ env: { AGENT_MCP_CONFIG: config } });
 }, 60_000);
 afterAll(async () => {
@@ -137,6 +145,43 @@ describe('MCP tools from real servers over stdio', () => {
     const events = await readLog(session);
     expect(events.filter((e) => e.type === 'turn/end').at(-1)).toMatchObject({ status: 'cancelled' });
     expect(results(events)).toEqual([expect.objectContaining({ callId: 'toolu_long', code: 'TOOL_OUTCOME_UNKNOWN' })]);
+  }, 60_000);
+});
+
+/** The pid of the `crashy` server this test's worker started (found by its unique title, killed by its id). */
+function crashyPid(): number | undefined {
+  try {
+    const pids = execFileSync('pgrep', ['-f', CRASHY_TITLE], { encoding: 'utf8' }).trim().split('\n').map(Number);
+    return pids.find((pid) => pid !== process.pid);
+  } catch {
+    return undefined;
+  }
+}
+
+describe('a stdio server that crashes', () => {
+  it('fails the call running on it as mcp_unavailable; the retry of that read-only call opens a new connection and completes', async () => {
+    const model = newModel('crashy');
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ id: 'toolu_pre', name: 'mcp__crashy__echo', input: { message: 'before' } }] },
+      { kind: 'tool_calls', calls: [{ id: 'toolu_long', name: 'mcp__crashy__trigger-long-running-operation', input: { duration: 3, steps: 3 } }] },
+      { kind: 'text', text: 'survived' },
+    );
+    const session = await start(model, ['crashy']);
+    const send = sendAndWait(session, 'go');
+    await eventually('the long call to be recorded', async () => (calls(await readLog(session)).includes('toolu_long') ? true : undefined), 30_000);
+    const first = await eventually('the server process', () => crashyPid(), 5_000);
+    process.kill(first, 'SIGKILL');
+    expect(await send).toMatchObject({ status: 'completed' });
+
+    const byId = Object.fromEntries(results(await readLog(session)).map((r) => [r.callId, r]));
+    expect(byId.toolu_long).toMatchObject({ code: 'ok', content: expect.stringMatching(/Long running operation completed/) });
+    const second = crashyPid();
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    const history = await session.fetchHistory();
+    const retried = (history.events ?? []).find((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
+    expect(retried?.activityTaskStartedEventAttributes?.lastFailure?.applicationFailureInfo?.type).toBe('mcp_unavailable');
   }, 60_000);
 });
 

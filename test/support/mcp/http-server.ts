@@ -2,7 +2,7 @@
  * A Streamable HTTP MCP server built with the SDK's own McpServer, run as its own process
  * by the tests (test/support/mcp/servers.ts). It prints `{"port": N}` once listening.
  *
- * Its tools: `first` (read-only), `structured` (read-only, structured content and no text), `slow_write` (no annotations, so side-effecting: it
+ * Its tools: `first` (read-only), `structured` (read-only, structured content and no text), `huge` (read-only, 3 MiB of text), `slow_write` (no annotations, so side-effecting: it
  * runs until released or cancelled) and `wait` (read-only, until cancelled). `POST
  * /control/add-tool {"name"}` adds a read-only tool to every session, as a server whose
  * list changes mid-session; `GET /control/events` is what it saw (`call <tool>`,
@@ -57,6 +57,10 @@ function newServer(): McpServer {
     content: [],
     structuredContent: { n: 7 },
   }));
+  server.registerTool('huge', { description: 'answers with 3 MiB of text', annotations: { readOnlyHint: true } }, () => {
+    events.push('call huge');
+    return { content: [{ type: 'text', text: 'x'.repeat(3 * 1024 * 1024) }] };
+  });
   for (const name of addedTools) addTool(server, name);
   servers.push(server);
   return server;
