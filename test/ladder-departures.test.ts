@@ -35,14 +35,16 @@ function session(name: string, replies: ScriptedReply[], input: Partial<SessionI
 const ok: ScriptedReply = { kind: 'text', text: 'fine' };
 
 describe('the retry policy of a session', () => {
-  it('stays off after the session continues as new: a 529 in the next run gets exactly one attempt', async () => {
+  it('switched off by Update stays off after the session continues as new: a 529 in the next run gets exactly one attempt', async () => {
     const s = session(
       'off-after-can',
       [{ kind: 'tool_calls', calls: [{ id: 'toolu_can', name: 'calculator', input: { expression: '6*7' } }] }, ok, { kind: 'status', status: 529 }, ok],
       // A turn with a tool call writes more than 20 events: the run continues as new after it.
-      { retryPolicy: null, continueAsNewAfterEvents: 20 },
+      // The session starts with the default policy, so only what it carries can say "off".
+      { continueAsNewAfterEvents: 20 },
     );
     const handle = await s.start();
+    expect(await handle.executeUpdate(setRetryPolicyUpdate, { args: [null] })).toBeNull();
     expect((await sendAndWait(handle, 'first')).status).toBe('completed');
     await eventually('the session to continue as new', async () => ((await handle.query(stateQuery)).runs === 2 ? true : undefined));
     expect((await handle.query(stateQuery)).retryPolicy).toBeNull();
