@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter, type DataConverter, type LoadedDataConverter } from '@temporalio/common';
 import { AesGcmCodec } from './aes-gcm-codec';
@@ -6,8 +7,11 @@ import { failureConverter } from './failure-converter';
 
 export { encryptionKeyFromEnv, EncryptionConfigError, type EncryptionKey } from './encryption-key';
 
-/** The module that exports `failureConverter`, for the worker and its workflow bundle. */
-export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter.ts', import.meta.url));
+/**
+ * The module that exports `failureConverter`, for the worker and its workflow bundle: `.ts`
+ * beside the sources, `.js` in the compiled `dist/` that `npm run worker` prefers.
+ */
+export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL(`./failure-converter${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 /**
  * The worker's data converter when encryption is on: the codec for payloads and, by path,
