@@ -126,7 +126,7 @@ describe('malformed Update arguments', () => {
 
   it('still takes a valid message afterwards, and the model never saw the rejected ones', async () => {
     h.llm.script(model, { kind: 'text', text: 'hello' });
-    expect(await sendAndWait(session, 'a proper message')).toEqual({ status: 'completed', turn: 1 });
+    expect(await sendAndWait(session, 'a proper message')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
     expect(h.llm.requests({ model })).toHaveLength(1);
     const events = await readLog(session);
     expect(events.filter((e) => e.type === 'turn/start').map((e) => e.type === 'turn/start' && e.text)).toEqual(['a proper message']);
@@ -147,7 +147,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
     );
     const session = await start({ model: `${provider}:${model}` });
     const before = dispatched.length;
-    expect(await sendAndWait(session, 'what is 6*7?')).toEqual({ status: 'completed', turn: 1 });
+    expect(await sendAndWait(session, 'what is 6*7?')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
     const results = toolResults(await readLog(session));
     expect(results.map((r) => r.code)).toEqual(['error', 'ok']);
     expect(results[0]?.content).toMatch(/Tool call rejected: the arguments for "calculator" are not a valid JSON object: .*6\*7/);
@@ -163,7 +163,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
     h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'launch_rockets', input: { count: 3 } }] }, { kind: 'text', text: 'I cannot do that.' });
     const session = await start({ model: `${provider}:${model}` });
     const before = dispatched.length;
-    expect(await sendAndWait(session, 'launch')).toEqual({ status: 'completed', turn: 1 });
+    expect(await sendAndWait(session, 'launch')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
     const [result] = toolResults(await readLog(session));
     expect(result).toMatchObject({ name: 'launch_rockets', code: 'error', content: expect.stringMatching(/no tool named "launch_rockets".*calculator, http_request, read_file, write_file/) });
     expect(dispatched.length).toBe(before);
@@ -173,7 +173,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
     const model = newModel(`sse-${provider}`);
     h.llm.script(model, { kind: 'malformed', text: GARBLED }, { kind: 'text', text: 'clean' });
     const session = await start({ model: `${provider}:${model}`, retryPolicy: { maxRetries: 2, baseDelayMs: 100, maxDelayMs: 200, budgetMs: 10_000, maxServerWaitMs: 1_000 } });
-    expect(await sendAndWait(session, 'hi')).toEqual({ status: 'completed', turn: 1 });
+    expect(await sendAndWait(session, 'hi')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
     expect(h.llm.requests({ model }).map((r) => r.replyKind)).toEqual(['malformed', 'text']);
     const events = await readLog(session);
     expect(events.filter((e) => e.type === 'assistant').map((e) => e.type === 'assistant' && e.message.text)).toEqual(['clean']);
@@ -185,7 +185,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
     const session = await start({ model: `${provider}:${model}`, retryPolicy: null });
     const turn = await sendAndWait(session, 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'network_error', message: expect.stringContaining('malformed stream frame') } });
-    expect(await sendAndWait(session, 'again')).toEqual({ status: 'completed', turn: 2 });
+    expect(await sendAndWait(session, 'again')).toEqual({ status: 'completed', turn: 2, reason: 'answered' });
   });
 });
 
@@ -212,7 +212,7 @@ describe('a tool result above Temporal\'s 2 MB payload limit', () => {
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', turn: 1 });
     const history = await historyOf(h.client, session.workflowId);
     expect(has(history, 'workflowTaskFailedEventAttributes')).toBe(false);
-    expect(await sendAndWait(session, 'and now?')).toEqual({ status: 'completed', turn: 2 });
+    expect(await sendAndWait(session, 'and now?')).toEqual({ status: 'completed', turn: 2, reason: 'answered' });
     expect(h.llm.requests({ model }).every((r) => unpairedToolCalls(r.body).length === 0)).toBe(true);
   });
 });
@@ -314,7 +314,7 @@ describe('a session whose history grows past Temporal\'s event-count limit (lowe
     const { status } = await latest.describe();
     const terminated = (await latest.fetchHistory()).events?.at(-1)?.workflowExecutionTerminatedEventAttributes?.reason ?? undefined;
     expect({ status: status.name, terminated }).toEqual({ status: 'RUNNING', terminated: undefined });
-    expect(outcomes).toEqual(Array.from({ length: LONG_SESSION_TURNS }, (_, i) => ({ status: 'completed', turn: i + 1 })));
+    expect(outcomes).toEqual(Array.from({ length: LONG_SESSION_TURNS }, (_, i) => ({ status: 'completed', turn: i + 1, reason: 'answered' })));
     const turnEnds = (await readLog(latest as SessionHandle)).filter((e) => e.type === 'turn/end');
     expect(turnEnds).toHaveLength(LONG_SESSION_TURNS);
     expect((await latest.query(stateQuery)).runs).toBeGreaterThan(1);

@@ -151,7 +151,7 @@ describe('a session with encryption on, on a dev server with its own SQLite file
 
     llm.script(MODEL, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: ANSWER });
     ok = await startSession(client, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${MODEL}`, system: SYSTEM });
-    expect(await sendAndWait(ok, PROMPT)).toEqual({ status: 'completed', turn: 1 });
+    expect(await sendAndWait(ok, PROMPT)).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
 
     llm.script(`${MODEL}-401`, { kind: 'status', status: 401, message: `bad key, said about ${MARK}` });
     failed = await startSession(client, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${MODEL}-401` });

@@ -73,7 +73,7 @@ describe('a restart of the Temporal server (persistent SQLite) in the middle of 
 
     const before = await connect();
     const session: SessionHandle = await startSession(before, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${model}` });
-    expect(await sendAndWait(session, 'what is 6*7?')).toEqual({ status: 'completed', turn: 1 });
+    expect(await sendAndWait(session, 'what is 6*7?')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
     await session.startUpdate(sendUpdate, { args: [{ text: 'are you still there?' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
     await llm.waitForRequests(3, { model }, 30_000);
     const logBeforeStop = await readLog(session);
@@ -88,7 +88,7 @@ describe('a restart of the Temporal server (persistent SQLite) in the middle of 
     const resumed = after.workflow.getHandle(session.workflowId) as SessionHandle;
     const turn2 = await resumed.executeUpdate(awaitTurnUpdate, { args: [{ turn: 2 }] });
     expect(turn2).toMatchObject({ status: 'completed', turn: 2 });
-    expect(await sendAndWait(resumed, 'and now?')).toEqual({ status: 'completed', turn: 3 });
+    expect(await sendAndWait(resumed, 'and now?')).toEqual({ status: 'completed', turn: 3, reason: 'answered' });
 
     const log = await readLog(resumed);
     expect(withoutTimes(log.slice(0, logBeforeStop.length))).toEqual(withoutTimes(logBeforeStop));
