@@ -77,6 +77,13 @@ describe('MCP tools from real servers over stdio', () => {
     // Both requests of the turn offered the recorded tools beside the built-in ones.
     for (const names of offered(model)) expect(names).toEqual(expect.arrayContaining(['calculator', 'mcp__everything__echo', 'mcp__everything__trigger-long-running-operation']));
     expect(await activitySummaries(session)).toEqual(['mcp tools of everything', `step 1 · llm anthropic:${model}`, 'step 1 · mcp everything/echo #toolu_echo', `step 2 · llm anthropic:${model}`]);
+
+    // `log` shows the listing and the call like a built-in one.
+    const log = await cli('log', session.workflowId);
+    expect(log.code, log.stderr).toBe(0);
+    expect(log.stdout).toMatch(/turn 1 · MCP tools listed: \d+ from everything/);
+    expect(log.stdout).toMatch(/→ mcp__everything__echo \{"message":"hello over MCP"\} #toolu_echo/);
+    expect(log.stdout).toMatch(/✓ mcp__everything__echo: Echo: hello over MCP #toolu_echo/);
   });
 
   it('gives the model an error result for a tool that reports isError, for arguments its inputSchema refuses (never dispatched) and for an unknown MCP tool', async () => {
@@ -148,15 +155,16 @@ describe('MCP tools from real servers over stdio', () => {
   }, 60_000);
 });
 
-/** The pid of the `crashy` server this test's worker started (found by its unique title, killed by its id). */
-function crashyPid(): number | undefined {
+/** The pids of the `crashy` servers this test's worker started (found by their unique title, killed by id). */
+function crashyPids(): number[] {
   try {
-    const pids = execFileSync('pgrep', ['-f', CRASHY_TITLE], { encoding: 'utf8' }).trim().split('\n').map(Number);
-    return pids.find((pid) => pid !== process.pid);
+    return execFileSync('pgrep', ['-f', CRASHY_TITLE], { encoding: 'utf8' }).trim().split('\n').map(Number).filter((pid) => pid !== process.pid);
   } catch {
-    return undefined;
+    // pgrep exits 1 when nothing matches.
+    return [];
   }
 }
+const crashyPid = () => crashyPids()[0];
 
 describe('a stdio server that crashes', () => {
   it('fails the call running on it as mcp_unavailable; the retry of that read-only call opens a new connection and completes', async () => {
@@ -183,6 +191,27 @@ describe('a stdio server that crashes', () => {
     const retried = (history.events ?? []).find((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
     expect(retried?.activityTaskStartedEventAttributes?.lastFailure?.applicationFailureInfo?.type).toBe('mcp_unavailable');
   }, 60_000);
+});
+
+describe('connections to stdio servers', () => {
+  it('are one per server per worker, shared by sessions, stopped with the worker and started again by the next call', async () => {
+    const echo = async (text: string) => {
+      const model = newModel('shared');
+      h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_shared', name: 'mcp__crashy__echo', input: { message: text } }] }, { kind: 'text', text: 'ok' });
+      const session = await start(model, ['crashy']);
+      expect(await sendAndWait(session, text)).toMatchObject({ status: 'completed' });
+      expect(results(await readLog(session))).toEqual([expect.objectContaining({ code: 'ok', content: `Echo: ${text}` })]);
+    };
+    await echo('first session');
+    await echo('second session');
+    expect(crashyPids()).toHaveLength(1);
+
+    await h.stopWorker();
+    await eventually('the server to stop with the worker', () => (crashyPids().length === 0 ? true : undefined), 10_000);
+    await h.startWorker();
+    await echo('after a restart');
+    expect(crashyPids()).toHaveLength(1);
+  }, 90_000);
 });
 
 describe('the filesystem server', () => {
