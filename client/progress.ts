@@ -3,7 +3,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { stateQuery, type SessionState } from '../workflows/api';
 import type { LlmHeartbeat } from '../workflows/llm-call';
-import { dim } from './output';
+import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
 
 export interface ActivityProgress {
@@ -83,7 +83,7 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const lines: string[] = [];
   const where = `turn ${state.turn} · step ${state.step}/${state.settings.maxSteps}`;
   for (const a of progress.activities) {
-    const kind = a.activityType === 'callLlm' ? `llm ${state.model}` : a.activityType === 'runTool' ? 'tool' : a.activityType;
+    const kind = a.activityType === 'callLlm' ? `llm ${state.model}` : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
     const of = a.maximumAttempts > 0 ? `${a.attempt}/${a.maximumAttempts}` : `${a.attempt}`;
     if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
       const seconds = Math.max(0, Math.ceil((a.nextAttemptAt - now) / 1000));
@@ -101,7 +101,23 @@ export function describeProgress(progress: Progress, now: number): string[] {
   }
   for (const approval of state.pendingApprovals) lines.push(`${where} · waiting for approval of ${approval.name} #${approval.callId}`);
   if (lines.length === 0) lines.push(`${where} · ${state.phase}`);
+  const spent = spendLine(state);
+  if (spent) lines.push(`${where} · ${spent}`);
   return lines;
+}
+
+/**
+ * `spent $0.2000 of $1.0000 · 200000 of 500000 tokens`: what the session has spent, against
+ * its budget when it has one. Nothing for a session with no budget whose cost is unknown
+ * (a model without a price), where there is nothing to tell.
+ */
+function spendLine(state: SessionState): string | undefined {
+  const { spend, budget } = state;
+  const tokens = spend.inputTokens + spend.outputTokens;
+  const parts: string[] = [];
+  if (spend.costUsd !== null || budget.usd !== undefined) parts.push(`${formatCost(spend.costUsd)}${budget.usd === undefined ? '' : ` of ${formatCost(budget.usd)}`}`);
+  if (budget.tokens !== undefined) parts.push(`${tokens} of ${budget.tokens} tokens`);
+  return parts.length > 0 ? `spent ${parts.join(' · ')}` : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { logQuery, stateQuery, type PendingApproval } from '../workflows/api';
+import type { Spend } from '../workflows/spend';
 import type { SessionEvent } from '../workflows/session-log';
 import { describeProgress, pendingActivities, type ActivityProgress } from './progress';
 import { readLog, type SessionHandle } from './sessions';
@@ -19,6 +20,8 @@ export type WatchItem =
       phase: 'idle' | 'llm' | 'tools' | 'approval';
       activities: ActivityProgress[];
       pendingApprovals: PendingApproval[];
+      /** What the session has spent so far (tokens and `costUsd`, null when a model has no price). */
+      spend: Spend;
     }
   | { type: 'unavailable'; message: string }
   | { type: 'end'; reason: WatchEndReason; executionStatus: WorkflowExecutionStatusName };
@@ -109,6 +112,7 @@ export async function watchSession(client: Client, handle: SessionHandle, option
           phase: state.phase,
           activities,
           pendingApprovals: state.pendingApprovals,
+          spend: state.spend,
         });
       }
       if (wasSettled) {

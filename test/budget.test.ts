@@ -77,6 +77,31 @@ describe('--budget-usd', () => {
   });
 });
 
+describe('a budget across continue-as-new', () => {
+  it('keeps the budget set live and the spend so far in the next run, and keeps refusing there', async () => {
+    const model = nextModel();
+    const step = { kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: '1+1' } }], usage: TENTH };
+    // The first reply is slow, so the budget is changed while the first run is still in its turn.
+    h.llm.script(model, { ...step, delayMs: 1_500 }, step, step, { kind: 'text', text: 'done', usage: TENTH });
+    const id = await start(model, '--budget-usd', '5', '--continue-as-new-after', '20');
+    const turn = sendAndWait(handle(id), 'count');
+    const lowered = await cli('budget', id, '--usd', '0.35', '--json');
+    expect(lowered.code, lowered.stderr).toBe(0);
+    expect(JSON.parse(lowered.stdout)).toMatchObject({ budget: { usd: 0.35 } });
+    // $0.30 before the 4th call: still under $0.35, so the turn ends with its answer.
+    expect(await turn).toMatchObject({ status: 'completed' });
+    const state = await eventually('the next run', async () => {
+      const s = await handle(id).query(stateQuery);
+      return s.runs === 2 ? s : undefined;
+    });
+    expect(state.budget).toEqual({ usd: 0.35 });
+    expect(state.spend.costUsd).toBeCloseTo(0.4, 10);
+    expect(await sendAndWait(handle(id), 'more')).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
+    expect(h.llm.requests({ model })).toHaveLength(4);
+    await handle(id).terminate('test cleanup');
+  });
+});
+
 describe('--budget-tokens', () => {
   it('refuses the call after 250k tokens are spent, in run --json as a failed turn of type budget_exceeded', async () => {
     const model = nextModel();
