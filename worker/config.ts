@@ -58,8 +58,6 @@ export const WorkerEnvSchema = z.object({
   AGENT_MCP_CONFIG: z.string().min(1).optional(),
   /** A JSON price table (activities/llm/price-table.ts) whose entries replace or add to the built-in prices. */
   AGENT_PRICES_FILE: z.string().min(1).optional(),
-  /** A JSON file of MCP servers in the `mcpServers` shape (worker/mcp-config.ts); unset: no MCP tools. */
-  AGENT_MCP_CONFIG: z.string().min(1).optional(),
   /** Worker Versioning: the Worker Deployment this worker is a version of, and its build id. Both or neither. */
   AGENT_DEPLOYMENT_NAME: z.string().min(1).optional(),
   AGENT_BUILD_ID: z.string().min(1).optional(),
