@@ -179,4 +179,22 @@ export const MUTATIONS: readonly Mutation[] = [
     killers: ['test/provider-fidelity-sessions.test.ts'],
     testNamePattern: 'thoughtSignature',
   },
+  {
+    name: 'idle-clock-counts-consumer-time',
+    breaks: 'the idle timer runs while the consumer works on a chunk, so a slow consumer looks like a silent server',
+    file: 'activities/llm/http.ts',
+    find: '        } finally {\n          disarm();\n        }\n',
+    replace: '        } finally {\n          // disarm();\n        }\n',
+    killers: ['test/llm-http.test.ts'],
+    testNamePattern: 'consumer',
+  },
+  {
+    name: 'tool-result-too-large-fails-turn',
+    breaks: 'a tool result above 2 MiB fails the turn instead of becoming an error result the model reads',
+    file: 'workflows/session.ts',
+    find: '        if (!isPayloadsTooLarge(error)) throw error;\n',
+    replace: '        if (isPayloadsTooLarge(error) || !isPayloadsTooLarge(error)) throw error;\n',
+    killers: ['test/bad-input.test.ts'],
+    testNamePattern: 'error result the model reads',
+  },
 ];
