@@ -1,6 +1,7 @@
 import { stateQuery } from '../workflows/api';
 import type { BuiltinToolName } from '../workflows/tools/registry';
-import { approvalRequiredFor, latestMcpToolList, type McpToolList } from '../workflows/tools/mcp-tools';
+import { approvalRequiredFor } from '../workflows/tools/approval-patterns';
+import { latestMcpToolList, type McpToolList } from '../workflows/tools/mcp-tools';
 import { readLog, type SessionHandle } from './sessions';
 
 /** One tool a session offers, with the lane its calls run in. */

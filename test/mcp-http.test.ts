@@ -1,6 +1,6 @@
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
+import { forkSession, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { workflowBundle } from '../scripts/local-agent';
 import { cancelTurnUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import type { SessionEvent } from '../workflows/session-log';
@@ -105,6 +105,21 @@ describe('MCP tools over Streamable HTTP', () => {
     // The whole history replays against the workflow code without asking any server.
     await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await session.fetchHistory())).resolves.toBeUndefined();
   }, 90_000);
+
+  it('gives a fork the tools recorded in the log it carries, without listing again, and its calls reach the server', async () => {
+    const model = newModel('fork');
+    h.llm.script(model, { kind: 'text', text: 'source' });
+    const source = await start(model, ['remote']);
+    expect(await sendAndWait(source, 'hello')).toMatchObject({ status: 'completed' });
+    const forkModel = newModel('forked');
+    h.llm.script(forkModel, { kind: 'tool_calls', calls: [{ id: 'toolu_forked', name: 'mcp__remote__first', input: {} }] }, { kind: 'text', text: 'forked' });
+    const fork = await forkSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, source.workflowId, { model: `anthropic:${forkModel}` });
+    expect(await sendAndWait(fork, 'go on')).toMatchObject({ status: 'completed' });
+    expect(offeredMcp(forkModel)[0]).toEqual(offeredMcp(model)[0]);
+    expect(results(await readLog(fork))).toEqual([{ callId: 'toolu_forked', code: 'ok', content: 'first answered' }]);
+    const history = await fork.fetchHistory();
+    expect((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'listMcpTools')).toHaveLength(0);
+  }, 60_000);
 
   it('refuses a list in which two tools would share a name after the 64-character cut, in one line, and keeps the recorded list', async () => {
     const model = newModel('clash');

@@ -9,6 +9,7 @@ import { cancelTurnUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import type { SessionEvent } from '../workflows/session-log';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';
 import { EVERYTHING_SERVER, filesystemServer, writeMcpConfig } from './support/mcp/servers';
 
@@ -134,7 +135,7 @@ describe('MCP tools from real servers over stdio', () => {
     expect(JSON.parse(byId.toolu_struct?.content ?? '')).toMatchObject({ conditions: expect.any(String) });
   });
 
-  it('cancels a long-running tool with progress: the turn ends cancelled within seconds, not after the tool’s 60 s', async () => {
+  it('cancels a long-running tool with progress: watch shows it running, and the turn ends cancelled within seconds, not after the tool’s 60 s', async () => {
     const model = newModel('cancel');
     h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 60, steps: 60 } }] });
     const session = await start(model, ['everything']);
@@ -145,6 +146,13 @@ describe('MCP tools from real servers over stdio', () => {
     await eventually('the long call to start', async () => (calls(await readLog(session)).includes('toolu_long') ? true : undefined), 30_000);
     // Let it report some progress (a heartbeat) first.
     await eventually('the call to run', async () => ((await session.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails) ? true : undefined), 15_000);
+    const watch = spawnEntry('client/main.ts', ['watch', session.workflowId, '--until-idle'], clientEnvOf(h));
+    try {
+      await watch.waitFor(/→ mcp__everything__trigger-long-running-operation \{"duration":60,"steps":60\} #toolu_long/);
+      await watch.waitFor(/turn 1 · step 1\/\d+ · tool · running/);
+    } finally {
+      watch.kill();
+    }
     const cancelledAt = Date.now();
     await session.executeUpdate(cancelTurnUpdate);
     expect(await send).toBe('rejected');

@@ -95,12 +95,3 @@ export function withMcpToolSpecs(builtin: readonly ToolSpec[], events: readonly 
   const listed = latestMcpToolList(events)?.tools ?? [];
   return [...builtin, ...listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))];
 }
-
-/**
- * Whether a call waits for a human: `*` (every side-effecting tool), an exact name, or a
- * prefix ending in `*`, e.g. `mcp__fs__*` for every tool of the server `fs`.
- */
-export function approvalRequiredFor(patterns: readonly string[], name: string): boolean {
-  return patterns.some((p) => p === name || (p.endsWith('*') && name.startsWith(p.slice(0, -1))));
-}
-
