@@ -49,7 +49,7 @@ import { settingsInForce } from './session-settings';
 import { toolActivityOptions } from './tools/activity-options';
 import { BUILTIN_TOOLS, idempotencyKey, prepareToolCall, toolSpecs } from './tools/registry';
 import { McpSessionTools } from './tools/mcp-session';
-import { approvalRequiredFor } from './tools/mcp-tools';
+import { approvalRequiredFor } from './tools/approval-patterns';
 import type { ToolActivities, ToolOutcome } from './tools/tool-outcome';
 import { ApprovalGate } from './approval-gate';
 import { isPayloadsTooLarge } from './failure';
