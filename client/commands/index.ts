@@ -27,8 +27,8 @@ export const COMMANDS: readonly Command[] = [
   toolsCommand,
   refreshToolsCommand,
   retryPolicyCommand,
+  budgetCommand,
   approveCommand,
   denyCommand,
   listCommand,
 ];
-  budgetCommand,
