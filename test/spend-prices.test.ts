@@ -6,6 +6,7 @@ import { BUILTIN_PRICE_TABLE, costOf, loadPriceTable, priceOf } from '../activit
 import { BUILTIN_PRICES } from '../activities/llm/prices';
 import { spendBeyond, spendOf } from '../workflows/spend';
 import type { SessionEvent } from '../workflows/session-log';
+import { runEntry } from './support/cli';
 
 let dir: string;
 beforeAll(async () => {
@@ -100,5 +101,16 @@ describe('the spend of a log', () => {
     const carried = spendBeyond(whole, cut);
     expect(carried).toMatchObject({ inputTokens: 100, costUsd: 0.5 });
     expect(spendOf([assistant(0, 0.25)], carried)).toEqual(whole);
+  });
+});
+
+describe('the worker with AGENT_PRICES_FILE', () => {
+  it('stops before connecting, in one line naming the variable, when the file is bad', async () => {
+    const bad = await file('worker-bad.json', JSON.stringify({ models: { 'openai:x': { input: 'cheap', output: 1 } } }));
+    // Nothing listens there: the worker must fail on the file before it tries.
+    const result = await runEntry('worker/main.ts', [], { AGENT_PRICES_FILE: bad, TEMPORAL_ADDRESS: '127.0.0.1:1' }, 60_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^worker: AGENT_PRICES_FILE: models\.openai:x\.input: must be a number of USD per million tokens \(expected .*\)$/);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
 import { createActivities, type AgentActivities } from '../activities';
-import { loadPriceTable } from '../activities/llm/price-table';
+import { loadPriceTable, type PriceTable } from '../activities/llm/price-table';
 import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
 import { mcpConnectionsFor, stopMcpServersWithWorker } from './mcp-lifetime';
@@ -30,6 +30,8 @@ export interface AgentWorkerOptions {
   dataConverter?: WorkerOptions['dataConverter'];
   /** The worker's copy of its sessions' logs; by default one of `AGENT_LOG_CACHE_MB`. Given by tests that read its stats. */
   logCache?: SessionLogCache;
+  /** The price table; by default the built-in one with AGENT_PRICES_FILE over it. The worker process reads it before it connects. */
+  prices?: PriceTable;
 }
 
 /** The worker's copy of its sessions' logs, sized by `AGENT_LOG_CACHE_MB`. */
@@ -72,7 +74,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       },
       streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
       logCache,
-      prices: loadPriceTable(env.AGENT_PRICES_FILE),
+      prices: options.prices ?? loadPriceTable(env.AGENT_PRICES_FILE),
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
     },
     tools: {

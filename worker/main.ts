@@ -4,7 +4,7 @@ import { Agent } from 'undici';
 import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
 import { connectWorkerConnection } from '../connection/connect-worker';
 import { ConnectionConfigError, ConnectionFailedError } from '../connection/errors';
-import { PriceFileError } from '../activities/llm/price-table';
+import { loadPriceTable, PriceFileError } from '../activities/llm/price-table';
 import { ConfigError, parseWorkerEnv, type WorkerEnv } from './config';
 import { createAgentWorker } from './create-worker';
 import { loadMcpConfig } from './mcp-config';
@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   // A bad MCP file stops the worker here, before it connects, in one line naming the server and the field.
   loadMcpConfig(env.AGENT_MCP_CONFIG, process.env);
   const temporal = loadConnectionConfig(process.env);
+  // Before connecting: a bad price file is a mistake of configuration, told in one line.
+  const prices = loadPriceTable(env.AGENT_PRICES_FILE);
   // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
   const encryption = encryptionKeyFromEnv(process.env);
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
@@ -32,7 +34,7 @@ async function main(): Promise<void> {
       register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
-    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}) });
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, prices, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}) });
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);
     await worker.run().catch((error: unknown) => {
