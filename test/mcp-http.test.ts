@@ -30,7 +30,8 @@ beforeAll(async () => {
     missing: { command: 'no-such-mcp-server-7c1e' },
     exits: { command: node, args: ['-e', "console.error('cannot start: no database'); process.exit(3)"] },
     garbage: { command: node, args: ['-e', "console.log('this is not JSON-RPC'); setInterval(() => {}, 1000)"], timeoutMs: 2000 },
-    broken: { url: failing.url },
+    // A key in the query string stays out of failure messages.
+    broken: { url: `${failing.url}?key=query-secret` },
   });
   h = await startHarness({ env: { AGENT_MCP_CONFIG: configFile } });
 }, 60_000);
@@ -233,6 +234,7 @@ describe('MCP servers that cannot serve fail the turn with one typed line, and n
       expect(outcome).toMatchObject({ status: 'failed', failure: { type: c.type } });
       expect(outcome.failure?.message).toMatch(c.line);
       expect(outcome.failure?.message).not.toMatch(/\n/);
+      expect(outcome.failure?.message).not.toMatch(/query-secret/);
       // The model was never called: a session cannot offer tools it could not list.
       expect(h.llm.requests({ model })).toHaveLength(0);
     }, 60_000);

@@ -18,12 +18,15 @@ const CRASHY_TITLE = `mcp-crashy-${randomUUID()}`;
 let files: string;
 
 beforeAll(async () => {
+  process.env.MCP_GREETING_SOURCE = 'from-the-worker';
+  // In the worker's environment, but not given to any server.
+  process.env.MCP_PRIVATE_CANARY = 'canary-value';
   files = await mkdtemp(path.join(tmpdir(), 'mcp-fs-'));
   await mkdir(path.join(files, 'notes'));
   await writeFile(path.join(files, 'notes', 'a.txt'), 'alpha');
   await writeFile(path.join(files, 'notes', 'b.txt'), 'beta');
   const config = await writeMcpConfig({
-    everything: EVERYTHING_SERVER,
+    everything: { ...EVERYTHING_SERVER, env: { GREETING: 'hello-${MCP_GREETING_SOURCE}' } },
     fs: filesystemServer(files),
     // The same server under a title the test can find its process by, to kill it.
     crashy: { command: EVERYTHING_SERVER.command, args: [`--title=${CRASHY_TITLE}`, ...EVERYTHING_SERVER.args] },
@@ -112,6 +115,17 @@ describe('MCP tools from real servers over stdio', () => {
     expect(byId.toolu_unknown).toMatchObject({ code: 'error', content: expect.stringMatching(/no tool named "mcp__everything__no_such_tool"/) });
     // Only the valid call reached the server.
     expect(calls(events)).toEqual(['toolu_iserror']);
+  });
+
+  it("starts a stdio server with its env (${VAR} from the worker's environment) and the usual basics, not the worker's whole environment", async () => {
+    const model = newModel('env');
+    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_env', name: 'mcp__everything__get-env', input: {} }] }, { kind: 'text', text: 'Seen.' });
+    const session = await start(model, ['everything']);
+    expect(await sendAndWait(session, 'show env')).toMatchObject({ status: 'completed' });
+    const [result] = results(await readLog(session));
+    expect(result?.content).toMatch(/"GREETING": "hello-from-the-worker"/);
+    expect(result?.content).toMatch(/"PATH"/);
+    expect(result?.content).not.toMatch(/canary-value/);
   });
 
   it('keeps an image out of history as a placeholder with its type and size, and structured content as JSON', async () => {

@@ -4,9 +4,14 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_ERROR_TYPES } from '../../workflows/tools/mcp-tools';
 import type { McpServerConfig } from '../../worker/mcp-config';
 
-/** How a failure names its server: the command or URL, never `env` or `headers`, which may hold secrets. */
+/**
+ * How a failure names its server: the command, or the URL without its query (which may
+ * carry a key); never `args`, `env` or `headers`, which may hold secrets.
+ */
 function describeServer(name: string, server: McpServerConfig): string {
-  return server.kind === 'http' ? `MCP server "${name}" (${server.url})` : `MCP server "${name}" (${server.command})`;
+  if (server.kind === 'stdio') return `MCP server "${name}" (${server.command})`;
+  const url = new URL(server.url);
+  return `MCP server "${name}" (${url.origin}${url.pathname})`;
 }
 
 /** An error a server answered with: the call reached it, so it is a result for the model, not a broken connection. */
