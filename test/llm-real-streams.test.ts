@@ -296,6 +296,8 @@ describe.skipIf(!fixturesPresent)('recorded OpenAI streams through the OpenAI ad
     expect(m.text).toContain('"temperature": "18°C"');
     expect(m).toMatchObject({ toolCalls: [], stopReason: 'end_turn' });
     expect(m.usage).toEqual({ inputTokens: 19, outputTokens: 177, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
+    // OpenAI asks nothing back: no provider data rides on the message.
+    expect(m.providerData).toBeUndefined();
   });
 });
 
@@ -318,11 +320,15 @@ describe.skipIf(!fixturesPresent)('recorded Gemini streams through the Gemini ad
     expect(geminiRequestBody(nextRequest(m)).contents[1]).toEqual({ role: 'model', parts: [{ text }, { text: '', thoughtSignature: signature }] });
   });
 
-  it('google-reasoning: thinking tokens counted as output and as reasoning', async () => {
-    const m = await play('google-reasoning.chunks.txt', 'google');
-    expect(m.text).toBe('There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.');
+  it('google-reasoning: thinking tokens counted as output and as reasoning, the closing signature sent back as it came', async () => {
+    const fixture = 'google-reasoning.chunks.txt';
+    const m = await play(fixture, 'google');
+    const text = 'There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.';
+    const signature = recorded(fixture, 2, (v: { candidates: { content: { parts: { thoughtSignature: string }[] } }[] }) => v.candidates[0]!.content.parts[0]!.thoughtSignature);
+    expect(m.text).toBe(text);
     expect(m.usage).toEqual({ inputTokens: 9, outputTokens: 29 + 256, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 256 });
-    expect(m.providerData?.provider).toBe('google');
+    expect(m.providerData).toEqual({ provider: 'google', parts: [{ type: 'text', chars: text.length }, { type: 'text', chars: 0, thoughtSignature: signature }] });
+    expect(geminiRequestBody(nextRequest(m)).contents[1]).toEqual({ role: 'model', parts: [{ text }, { text: '', thoughtSignature: signature }] });
   });
 
   it.each(['google-tool-call.chunks.txt', 'google-tool-call-gemini3.chunks.txt'])(
