@@ -8,6 +8,23 @@ export class NamespaceCheckError extends Error {
 }
 
 const GRPC_NOT_FOUND = 5;
+const GRPC_PERMISSION_DENIED = 7;
+const GRPC_UNAUTHENTICATED = 16;
+
+/**
+ * Any other refusal of the check's calls (a Cloud API key without the rights to read or
+ * register search attributes, a server without the operator service) is one line too,
+ * never a stack trace: what was being done, and the server's own reason.
+ */
+function refused(doing: string, namespace: string, error: unknown): NamespaceCheckError {
+  const code = (error as { code?: unknown }).code;
+  const reason = ((error as { details?: unknown }).details || (error instanceof Error ? error.message : String(error))) as string;
+  const hint =
+    code === GRPC_PERMISSION_DENIED || code === GRPC_UNAUTHENTICATED
+      ? ' (check the credentials: TEMPORAL_API_KEY, or TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)'
+      : '';
+  return new NamespaceCheckError(`could not ${doing} namespace "${namespace}": ${reason.split('\n')[0]}${hint}`);
+}
 
 export interface NamespaceCheckOptions {
   connection: Pick<NativeConnection, 'workflowService' | 'operatorService'>;
@@ -31,9 +48,11 @@ export async function checkNamespace(options: NamespaceCheckOptions): Promise<st
     if ((error as { code?: unknown }).code === GRPC_NOT_FOUND) {
       throw new NamespaceCheckError(`namespace "${namespace}" does not exist on ${options.address} (TEMPORAL_NAMESPACE)`);
     }
-    throw error;
+    throw refused('describe', namespace, error);
   }
-  const gaps = await searchAttributeGaps(connection.operatorService, namespace, AGENT_SEARCH_ATTRIBUTES);
+  const gaps = await searchAttributeGaps(connection.operatorService, namespace, AGENT_SEARCH_ATTRIBUTES).catch((error: unknown) => {
+    throw refused('list the search attributes of', namespace, error);
+  });
   const [wrong] = gaps.wrongType;
   if (wrong) {
     throw new NamespaceCheckError(
@@ -47,6 +66,8 @@ export async function checkNamespace(options: NamespaceCheckOptions): Promise<st
       `namespace "${namespace}" lacks the search attributes ${names.join(', ')}; register them with \`${createCommand(namespace, gaps.missing)}\`, or start the worker with --register-search-attributes (AGENT_REGISTER_SEARCH_ATTRIBUTES=true)`,
     );
   }
-  await addSearchAttributes(connection.operatorService, namespace, gaps.missing);
+  await addSearchAttributes(connection.operatorService, namespace, gaps.missing).catch((error: unknown) => {
+    throw refused('register the search attributes of', namespace, error);
+  });
   return names;
 }
