@@ -7,6 +7,7 @@ import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { timerSummaries } from './support/timer-summaries';
 import { eventually } from './support/eventually';
 
 const TAG = Date.now();
@@ -42,15 +43,6 @@ async function start(model: string, ...flags: string[]): Promise<string> {
   const started = await cli('start', '--model', `anthropic:${model}`, '--json', ...flags);
   expect(started.code, started.stderr).toBe(0);
   return String(JSON.parse(started.stdout).workflowId);
-}
-
-/** The summaries of the timers the session started, in order. */
-async function timerSummaries(id: string): Promise<string[]> {
-  const history = await handle(id).fetchHistory();
-  return (history.events ?? []).flatMap((e) => {
-    const data = e.userMetadata?.summary?.data;
-    return e.timerStartedEventAttributes && data ? [JSON.parse(Buffer.from(data).toString('utf8')) as string] : [];
-  });
 }
 
 describe('--budget-usd', () => {
@@ -124,7 +116,7 @@ describe('--budget-warn', () => {
     const pending = await eventually('the budget pause', async () => (await handle(id).query(stateQuery)).pendingApprovals.find((p) => p.callId === 'budget'));
     expect(pending).toMatchObject({ name: 'budget', input: { usd: 1, warnAt: 0.2 } });
     expect(h.llm.requests({ model })).toHaveLength(2);
-    expect(await timerSummaries(id)).toContain('budget 20 % · approval');
+    expect(await timerSummaries(handle(id))).toContain('budget 20 % · approval');
 
     const approved = await cli('approve', id, 'budget');
     expect(approved.code, approved.stderr).toBe(0);

@@ -7,6 +7,7 @@ import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { timerSummaries } from './support/timer-summaries';
 
 let h: Harness;
 let workspace: string;
@@ -28,14 +29,6 @@ async function start(model: string, ...flags: string[]): Promise<string> {
   const started = await cli('start', '--model', `anthropic:${model}`, '--json', ...flags);
   expect(started.code, started.stderr).toBe(0);
   return String(JSON.parse(started.stdout).workflowId);
-}
-
-async function timerSummaries(id: string): Promise<string[]> {
-  const history = await handle(id).fetchHistory();
-  return (history.events ?? []).flatMap((e) => {
-    const data = e.userMetadata?.summary?.data;
-    return e.timerStartedEventAttributes && data ? [JSON.parse(Buffer.from(data).toString('utf8')) as string] : [];
-  });
 }
 
 describe('--turn-timeout', () => {
@@ -61,7 +54,7 @@ describe('--turn-timeout', () => {
     ]);
     expect(log.find((e) => e.type === 'step/end')).toMatchObject({ status: 'failed', failure: { type: 'turn_timeout' } });
     expect(log.find((e) => e.type === 'turn/end')).toMatchObject({ status: 'failed', failure: { type: 'turn_timeout' } });
-    expect(await timerSummaries(id)).toContain('turn timeout 2 s');
+    expect(await timerSummaries(handle(id))).toContain('turn timeout 2 s');
     expect((await handle(id).query(stateQuery)).settings).toMatchObject({ turnTimeoutMs: 2_000 });
 
     expect(await sendAndWait(handle(id), 'again')).toMatchObject({ status: 'completed' });
