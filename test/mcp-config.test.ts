@@ -1,8 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadMcpConfig } from '../worker/mcp-config';
+import { MCP_ERROR_TYPES } from '../workflows/errors';
 import { mcpToolName } from '../workflows/tools/mcp-tools';
 import { runEntry } from './support/cli';
 import { writeMcpConfig } from './support/mcp/servers';
@@ -55,6 +56,13 @@ describe('AGENT_MCP_CONFIG', () => {
     const result = await runEntry('worker/main.ts', [], { AGENT_MCP_CONFIG: file, TEMPORAL_ADDRESS: 'localhost:1' });
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe('worker: AGENT_MCP_CONFIG: server "fs": command: required: the program to start');
+  });
+});
+
+describe('MCP failure types', () => {
+  it('are each named in the README', async () => {
+    const readme = await readFile(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    for (const type of Object.values(MCP_ERROR_TYPES)) expect(readme, type).toContain(`\`${type}\``);
   });
 });
 

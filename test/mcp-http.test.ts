@@ -218,6 +218,7 @@ describe('choosing servers', () => {
 
 describe('MCP servers that cannot serve fail the turn with one typed line, and none hangs', () => {
   const cases = [
+    { server: 'nosuch', type: 'mcp_unknown_server', line: /no MCP server "nosuch" in this worker's AGENT_MCP_CONFIG \(configured: remote, clashing, / },
     { server: 'missing', type: 'mcp_unavailable', line: /MCP server "missing" \(no-such-mcp-server-7c1e\) cannot start: command not found/ },
     { server: 'exits', type: 'mcp_unavailable', line: /MCP server "exits" .* is unavailable: .*Connection closed.*cannot start: no database/ },
     { server: 'garbage', type: 'mcp_timeout', line: /MCP server "garbage" .* did not complete the MCP handshake within 2 s; it said: .*not valid JSON/ },

@@ -65,3 +65,15 @@ export const WORKFLOW_ERROR_TYPES = {
   /** The turn ran longer than `--turn-timeout`: it was cancelled and its open calls answered. */
   turnTimeout: 'turn_timeout',
 } as const;
+
+/** Failures of MCP activities (activities/mcp/). */
+export const MCP_ERROR_TYPES = {
+  /** The server could not be started or reached, or closed the connection (exited, crashed, HTTP error). */
+  unavailable: 'mcp_unavailable',
+  /** The server did not answer within its `timeoutMs`. */
+  timeout: 'mcp_timeout',
+  /** The session asked for a server the worker's AGENT_MCP_CONFIG does not have. */
+  unknownServer: 'mcp_unknown_server',
+  /** Two tools would be offered under one name. */
+  nameClash: 'mcp_tool_name_clash',
+} as const;

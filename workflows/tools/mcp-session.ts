@@ -1,10 +1,11 @@
 import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import { isCancellation, summarizeFailure } from '../failure';
 import { z } from 'zod';
+import { MCP_ERROR_TYPES } from '../errors';
+import { isCancellation, summarizeFailure } from '../failure';
 import type { ToolCall } from '../messages';
 import type { NewSessionEvent, SessionEvent } from '../session-log';
 import { READ_ONLY_TOOL_RETRY, toolActivityOptions } from './activity-options';
-import { latestMcpToolList, MCP_ERROR_TYPES, type McpActivities, type McpTool, type McpToolList } from './mcp-tools';
+import { latestMcpToolList, type McpActivities, type McpTool, type McpToolList } from './mcp-tools';
 import type { AnyToolDefinition, ToolClass } from './tool-definition';
 import type { ToolOutcome } from './tool-outcome';
 

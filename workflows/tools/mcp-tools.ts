@@ -51,18 +51,6 @@ export function isMcpToolName(name: string): boolean {
   return name.startsWith(MCP_TOOL_PREFIX);
 }
 
-/** Failure types of MCP activities: the same strings in the UI, the client and the tests. */
-export const MCP_ERROR_TYPES = {
-  /** The server could not be started or reached, or closed the connection (exited, crashed, HTTP error). */
-  unavailable: 'mcp_unavailable',
-  /** The server did not answer within its `timeoutMs`. */
-  timeout: 'mcp_timeout',
-  /** The session asked for a server the worker's config does not have. */
-  unknownServer: 'mcp_unknown_server',
-  /** Two tools would be offered under one name. */
-  nameClash: 'mcp_tool_name_clash',
-} as const;
-
 export interface ListMcpToolsRequest {
   servers: string[];
 }
