@@ -184,6 +184,19 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
+  /**
+   * A turn of 11 steps under the default step limit, which was 10 (and still is for the
+   * sessions in step-limit-default-10.json, recorded before it was raised, behind patched()).
+   */
+  'eleven-steps-default-limit': async (agent) => {
+    const steps = Array.from({ length: 11 }, (_, i) => ({ kind: 'tool_calls' as const, calls: [{ id: `toolu_eleven_${i + 1}`, name: 'calculator', input: { expression: `${i}+1` } }] }));
+    agent.llm.script('eleven-steps-default-limit', ...steps, { kind: 'text', text: 'Counted to eleven.' });
+    const session = await start(agent, 'eleven-steps-default-limit');
+    const outcome = await sendAndWait(session, 'count');
+    if (outcome.reason !== 'answered') throw new Error(`the 11-step turn ended ${JSON.stringify(outcome)}`);
+    await endSession(session);
+    return session.workflowId;
+  },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {
     agent.llm.script('fork-source', calculatorCalls, { kind: 'text', text: 'done' });

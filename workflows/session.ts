@@ -5,6 +5,7 @@ import {
   allHandlersFinished,
   condition,
   makeContinueAsNewFunc,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -352,8 +353,15 @@ function parseInput(input: SessionInput): SessionConfig {
     // Non-retryable: a workflow task retried forever on bad input helps nobody.
     throw ApplicationFailure.create({ type: 'invalid_input', message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
   }
-  return parsed.data;
+  const config = parsed.data;
+  // The default step limit was 10. A session started with that default must replay with
+  // it: a turn its history ends at step 10 would otherwise schedule an 11th LLM call.
+  if (input.maxSteps === undefined && !patched(MAX_STEPS_DEFAULT_RAISED)) config.maxSteps = EARLIER_MAX_STEPS_DEFAULT;
+  return config;
 }
+
+const MAX_STEPS_DEFAULT_RAISED = 'max-steps-default-50';
+const EARLIER_MAX_STEPS_DEFAULT = 10;
 
 /**
  * The log travels to the next run as workflow input, and Temporal refuses a payload above
