@@ -81,7 +81,9 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const { state } = progress;
   if (state.status !== 'running') return [`session ${state.status}`];
   const lines: string[] = [];
-  const where = `turn ${state.turn} · step ${state.step}/${state.settings.maxSteps}`;
+  // A session pinned to a worker version older than the `settings` field answers without it.
+  const settings = state.settings as SessionState['settings'] | undefined;
+  const where = `turn ${state.turn} · step ${state.step}${settings ? `/${settings.maxSteps}` : ''}`;
   for (const a of progress.activities) {
     const kind = a.activityType === 'callLlm' ? `llm ${state.model}` : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
     const of = a.maximumAttempts > 0 ? `${a.attempt}/${a.maximumAttempts}` : `${a.attempt}`;
@@ -112,7 +114,10 @@ export function describeProgress(progress: Progress, now: number): string[] {
  * (a model without a price), where there is nothing to tell.
  */
 function spendLine(state: SessionState): string | undefined {
-  const { spend, budget } = state;
+  // A session on a worker version from before spend was tracked answers without it.
+  const spend = state.spend as SessionState['spend'] | undefined;
+  const budget = (state.budget as SessionState['budget'] | undefined) ?? {};
+  if (!spend) return undefined;
   const tokens = spend.inputTokens + spend.outputTokens;
   const parts: string[] = [];
   if (spend.costUsd !== null || budget.usd !== undefined) parts.push(`${formatCost(spend.costUsd)}${budget.usd === undefined ? '' : ` of ${formatCost(budget.usd)}`}`);
