@@ -128,7 +128,7 @@ describe('MCP tools from real servers over stdio', () => {
     expect(result?.content).not.toMatch(/canary-value/);
   });
 
-  it('keeps an image out of history as a placeholder with its type and size, and structured content as JSON', async () => {
+  it('keeps images and resources out of history as placeholders with their type and size, and structured content as JSON', async () => {
     const model = newModel('content');
     h.llm.script(
       model,
@@ -137,6 +137,8 @@ describe('MCP tools from real servers over stdio', () => {
         calls: [
           { id: 'toolu_image', name: 'mcp__everything__get-tiny-image', input: {} },
           { id: 'toolu_struct', name: 'mcp__everything__get-structured-content', input: { location: 'Chicago' } },
+          { id: 'toolu_resource', name: 'mcp__everything__get-resource-reference', input: { resourceType: 'Blob', resourceId: 2 } },
+          { id: 'toolu_links', name: 'mcp__everything__get-resource-links', input: { count: 2 } },
         ],
       },
       { kind: 'text', text: 'Seen.' },
@@ -147,6 +149,8 @@ describe('MCP tools from real servers over stdio', () => {
     expect(byId.toolu_image?.content).toMatch(/^Here's the image you requested:\n\[image image\/png, \d+ bytes\]/);
     expect(byId.toolu_image?.content).not.toMatch(/iVBOR/);
     expect(JSON.parse(byId.toolu_struct?.content ?? '')).toMatchObject({ conditions: expect.any(String) });
+    expect(byId.toolu_resource?.content).toMatch(/\[resource demo:\/\/\S+ text\/plain, 55 bytes\]/);
+    expect(byId.toolu_links?.content).toMatch(/\[resource link \S+[^\]]*\][\s\S]*\[resource link /);
   });
 
   it('cancels a long-running tool with progress: watch shows it running, and the turn ends cancelled within seconds, not after the tool’s 60 s', async () => {
