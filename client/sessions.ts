@@ -188,8 +188,14 @@ export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TA
     ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
     // The source's whole spend comes along, also what it spent after the cut: a fork cannot reset a budget.
-    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, carriedSpend: spendBeyond(state.spend, spendOf(kept)) },
+    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, ...carriedSpend(state, kept) },
   });
+}
+
+/** What the source spent beyond the kept events; nothing from a source on a worker version from before spend was tracked. */
+function carriedSpend(source: SessionState, kept: readonly SessionEvent[]): { carriedSpend?: Spend } {
+  const spend = source.spend as Spend | undefined;
+  return spend ? { carriedSpend: spendBeyond(spend, spendOf(kept)) } : {};
 }
 
 /**

@@ -32,6 +32,13 @@ describe('watch shows the spend', () => {
     expect(describeProgress({ state: running({ spend: { ...NO_SPEND, costUsd: 0.0123 } }), activities: [] }, 0)).toContain('turn 1 · step 3/50 · spent $0.0123');
   });
 
+  it('not at all, and without failing, for a session on a worker version from before spend was tracked', () => {
+    const old = running({});
+    delete (old as Partial<SessionState>).spend;
+    delete (old as Partial<SessionState>).budget;
+    expect(describeProgress({ state: old, activities: [] }, 0)).toEqual(['turn 1 · step 3/50 · llm']);
+  });
+
   it('as unknown under a USD budget when a model has no price, and not at all without a budget', () => {
     expect(describeProgress({ state: running({ spend: { ...NO_SPEND, costUsd: null }, budget: { usd: 2 } }), activities: [] }, 0)).toContain('turn 1 · step 3/50 · spent cost unknown of $2.0000');
     expect(describeProgress({ state: running({ spend: { ...NO_SPEND, costUsd: null } }), activities: [] }, 0)).toEqual(['turn 1 · step 3/50 · llm']);
