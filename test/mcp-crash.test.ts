@@ -53,6 +53,7 @@ describe('a worker killed during a side-effecting MCP call', () => {
     const send = await session.startUpdate(sendUpdate, { args: [{ text: 'write it' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
     await eventually('the write to reach the server', async () => ((await server.events()).includes('call slow_write crash-once') ? true : undefined), 60_000);
 
+    const killedAt = Date.now();
     await workers[0]?.kill('SIGKILL');
     workers.push(await startWorkerProcess('mcp-crash-after-kill', env));
     const outcome: TurnResult = await send.result().then(
@@ -60,6 +61,8 @@ describe('a worker killed during a side-effecting MCP call', () => {
       (error: unknown) => turnOutcomeOf(error) ?? Promise.reject(error),
     );
     expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'heartbeat_timeout' } });
+    // Noticed by the call's 10 s heartbeat timeout (plus the new worker's start), not its 70 s start-to-close.
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
 
     const results = (await readLog(session)).flatMap((e) => (e.type === 'tool/result' ? [[e.callId, e.code]] : []));
     expect(results).toEqual([
