@@ -46,8 +46,8 @@ let models = 0;
 const newModel = (name: string) => `mcp-http-${name}-${++models}-${Date.now()}`;
 const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
 
-function start(model: string, mcp: string[]): Promise<SessionHandle> {
-  return startSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, { model: `anthropic:${model}`, mcp });
+function start(model: string, mcp: string[], extra: { continueAsNewAfterEvents?: number } = {}): Promise<SessionHandle> {
+  return startSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
 }
 
 const results = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, code: e.code, content: e.content }] : []));
@@ -106,6 +106,29 @@ describe('MCP tools over Streamable HTTP', () => {
     // The whole history replays against the workflow code without asking any server.
     await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await session.fetchHistory())).resolves.toBeUndefined();
   }, 90_000);
+
+  it('carries the recorded list into the next run when the session continues as new, without listing again', async () => {
+    const model = newModel('can');
+    h.llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ id: 'toolu_can1', name: 'mcp__remote__first', input: {} }] },
+      { kind: 'text', text: 'run one' },
+      { kind: 'tool_calls', calls: [{ id: 'toolu_can2', name: 'mcp__remote__first', input: {} }] },
+      { kind: 'text', text: 'run two' },
+    );
+    const session = await start(model, ['remote'], { continueAsNewAfterEvents: 20 });
+    expect(await sendAndWait(session, 'one')).toMatchObject({ status: 'completed' });
+    expect(await sendAndWait(session, 'two')).toMatchObject({ status: 'completed' });
+    expect((await session.query(stateQuery)).runs).toBeGreaterThanOrEqual(2);
+    const offered = offeredMcp(model);
+    expect(offered.slice(2)).toEqual(offered.slice(0, 2));
+    expect(results(await readLog(session)).map((r) => [r.callId, r.code])).toEqual([
+      ['toolu_can1', 'ok'],
+      ['toolu_can2', 'ok'],
+    ]);
+    // The log spans the runs: one list, recorded in the first.
+    expect((await readLog(session)).filter((e) => e.type === 'tools/listed')).toHaveLength(1);
+  }, 60_000);
 
   it('gives a fork the tools recorded in the log it carries, without listing again, and its calls reach the server', async () => {
     const model = newModel('fork');
