@@ -102,6 +102,14 @@ export const MUTATIONS: readonly Mutation[] = [
     killers: ['test/scheduler-drain.test.ts'],
   },
   {
+    name: 'record-failure-escapes-drain',
+    breaks: 'a result that cannot be recorded rejects the drain at once, while other started calls still run (the scheduler as it was)',
+    file: 'workflows/scheduler.ts',
+    find: '      .then((outcome) => hooks.recordResult(call, outcome))\n      .catch(fail)\n',
+    replace: '      .then((outcome) => hooks.recordResult(call, outcome), fail)\n',
+    killers: ['test/scheduler-drain.test.ts'],
+  },
+  {
     name: 'leak-api-key',
     breaks: "the provider's API key is written into workflow history (the LLM activity's failure details)",
     file: 'activities/llm/activity.ts',
