@@ -4,13 +4,14 @@
  * deliberate change to the workflows (with `patched()` where old histories must still
  * replay), then commit the new files: `npm run record-histories`.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import { cancelTurnUpdate, decideApprovalUpdate, sendUpdate, stateQuery } from '../workflows/api';
+import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import { startLocalAgent, type LocalAgent } from './local-agent';
 import { findFreePort, startDevServer } from './server';
 import { PROJECT_ROOT } from './temporal-binaries';
@@ -197,6 +198,21 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
+  /** MCP tools: listed into the log before the first LLM call, an echo call, then refresh-tools and a second turn. */
+  'mcp-tools': async (agent) => {
+    agent.llm.script(
+      'mcp-tools',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_mcp_1', name: 'mcp__everything__echo', input: { message: 'recorded' } }] },
+      { kind: 'text', text: 'Echoed.' },
+      { kind: 'text', text: 'Same tools.' },
+    );
+    const session = await start(agent, 'mcp-tools', { mcp: ['everything'] });
+    await sendAndWait(session, 'echo');
+    await session.executeUpdate(refreshToolsUpdate);
+    await sendAndWait(session, 'again');
+    await endSession(session);
+    return session.workflowId;
+  },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {
     agent.llm.script('fork-source', calculatorCalls, { kind: 'text', text: 'done' });
@@ -220,6 +236,14 @@ async function waitUntil(what: string, check: () => Promise<boolean>): Promise<v
   }
 }
 
+/** The MCP servers of the `mcp-tools` scenario: the everything server from npm, over stdio. */
+async function mcpConfig(): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'record-histories-')), 'mcp.json');
+  const everything = path.join(PROJECT_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  await writeFile(file, JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } }));
+  return file;
+}
+
 /** A local HTTP target for http_request: `/hang` never answers, anything else answers 201. */
 async function startTarget(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
@@ -236,7 +260,7 @@ async function main(): Promise<void> {
   const only = process.argv.slice(2);
   const server = await startDevServer({ port: await findFreePort(), uiPort: false, output: 'ignore' });
   const target = await startTarget();
-  const agent = await startLocalAgent({ address: server.address, env: { AGENT_HTTP_ALLOWLIST: new URL(target.url).host } });
+  const agent = await startLocalAgent({ address: server.address, env: { AGENT_HTTP_ALLOWLIST: new URL(target.url).host, AGENT_MCP_CONFIG: await mcpConfig() } });
   try {
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
       if (only.length > 0 && !only.includes(name)) continue;

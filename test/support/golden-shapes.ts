@@ -17,4 +17,5 @@ export const GOLDEN_SHAPES = [
   'idle-timeout',
   'fork',
   'continue-as-new',
+  'mcp-tools',
 ] as const;
