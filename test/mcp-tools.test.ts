@@ -28,6 +28,8 @@ beforeAll(async () => {
   const config = await writeMcpConfig({
     everything: { ...EVERYTHING_SERVER, env: { GREETING: 'hello-${MCP_GREETING_SOURCE}' } },
     fs: filesystemServer(files),
+    // The same server with the lanes of two tools overridden.
+    fsswapped: { ...filesystemServer(files), sideEffecting: ['read_text_file'], readOnly: ['write_file'] },
     // The same server under a title the test can find its process by, to kill it.
     crashy: { command: EVERYTHING_SERVER.command, args: [`--title=${CRASHY_TITLE}`, ...EVERYTHING_SERVER.args] },
   });
@@ -271,6 +273,19 @@ describe('the filesystem server', () => {
     );
     const first = kinds.indexOf('scheduled:3');
     expect(kinds.slice(first, first + 3)).toEqual(['scheduled:3', 'scheduled:3', 'completed']);
+  });
+
+  it("puts the tools the config names in readOnly and sideEffecting in those lanes, whatever their readOnlyHint says", async () => {
+    const model = newModel('lanes');
+    h.llm.script(model, { kind: 'text', text: 'Listed.' });
+    const session = await start(model, ['fs', 'fsswapped']);
+    expect(await sendAndWait(session, 'list')).toMatchObject({ status: 'completed' });
+    const listed = (await readLog(session)).find((e) => e.type === 'tools/listed');
+    const lane = (name: string) => (listed?.type === 'tools/listed' ? listed.tools.find((t) => t.name === name)?.lane : undefined);
+    expect([lane('mcp__fs__read_text_file'), lane('mcp__fs__write_file')]).toEqual(['read_only', 'side_effecting']);
+    expect([lane('mcp__fsswapped__read_text_file'), lane('mcp__fsswapped__write_file')]).toEqual(['side_effecting', 'read_only']);
+    // A tool without an override keeps its hint.
+    expect(lane('mcp__fsswapped__list_directory')).toBe('read_only');
   });
 
   it('holds write_file (side-effecting) for approval under --approve-tools mcp__fs__*, then writes once with one attempt', async () => {
