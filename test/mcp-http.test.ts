@@ -232,6 +232,9 @@ describe('choosing servers', () => {
     const without = await cli('start', '--model', 'anthropic:mcp-none', '--json');
     const none = String((JSON.parse(without.stdout) as { workflowId: string }).workflowId);
     expect((await h.client.workflow.getHandle(none).query(stateQuery)).settings.mcp).toBeUndefined();
+    const nothing = await cli('refresh-tools', none);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toMatch(/this session uses no MCP server \(start it with --mcp NAME\)/);
 
     const refused = await cli('start', '--model', 'anthropic:mcp-bad', '--mcp', 'my server');
     expect(refused.code).toBe(2);
