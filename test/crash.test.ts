@@ -224,7 +224,7 @@ describe.each(PROVIDERS)('SIGKILL of the worker process on %s, then a new worker
     ]);
 
     const next = await sendAndWait(c.session, 'did my order go through?');
-    expect(next).toEqual({ status: 'completed', turn: 2 });
+    expect(next).toEqual({ status: 'completed', turn: 2, reason: 'answered' });
     const seen = target.requests(`${c.prefix}/held`);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.method).toBe('POST');
