@@ -4,8 +4,8 @@
  * prove that promise must then fail. The unbroken copy runs those files first: a mutation
  * is killed when a test that passed unbroken fails broken, so a test that fails anyway
  * (someone's work in progress, a flaky machine) never counts as a kill. Prints a table;
- * any survivor, or a mutation that no longer applies or has no passing test to judge it,
- * fails the check.
+ * any survivor, or a mutation that no longer applies, stops a test file from loading or
+ * has no passing test to judge it, fails the check.
  *
  * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
  * honours), so each mutation costs its test files and one workflow bundle, not a server.
@@ -66,11 +66,15 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation,
   }
   try {
     const result = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern);
-    // The tests that passed unbroken and ran broken (a file that no longer loads failed them all).
+    // A break is meant to be valid code that does the wrong thing: one that stops a test
+    // file from loading proves nothing about the tests in it.
+    const unloaded = mutation.killers.filter((file) => result.unloaded.has(file));
+    if (unloaded.length > 0) return { mutation, verdict: 'ERROR', detail: `${unloaded.join(', ')} no longer loads (is the break valid code?); see ${result.log}` };
+    // The tests that passed unbroken and ran broken.
     const judged = [...baseline.tests].flatMap(([test, unbroken]): [string, TestStatus][] => {
       const file = test.slice(0, test.indexOf(' > '));
       if (unbroken !== 'passed' || !mutation.killers.includes(file)) return [];
-      const broken = result.unloaded.has(file) ? 'failed' : result.tests.get(test);
+      const broken = result.tests.get(test);
       return broken === undefined || broken === 'skipped' ? [] : [[test, broken]];
     });
     if (judged.length === 0) return { mutation, verdict: 'ERROR', detail: `no test that passes unbroken ran; see ${result.log}` };
