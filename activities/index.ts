@@ -5,6 +5,7 @@ import type { ToolActivities } from '../workflows/tools/tool-outcome';
 import { createLlmActivities, type LlmActivityDeps } from './llm/activity';
 import { createMcpActivities, type McpConnections } from './mcp';
 import { createToolActivities } from './tools';
+import { withArgumentsOnSpan } from './tools/tool-arguments-span';
 
 export interface ActivityDeps {
   dispatcher: Dispatcher;
@@ -12,6 +13,8 @@ export interface ActivityDeps {
   tools: { workspaceDir: string; httpAllowlist: string[]; maxResponseBytes: number };
   /** The worker's connections to the servers of AGENT_MCP_CONFIG (none configured: no server). */
   mcp: McpConnections;
+  /** `AGENT_TRACE_CONTENT=true`: spans carry prompts and tool arguments. */
+  traceContent?: boolean;
 }
 
 export type AgentActivities = LlmActivities & ToolActivities & McpActivities;
@@ -19,7 +22,11 @@ export type AgentActivities = LlmActivities & ToolActivities & McpActivities;
 export function createActivities(deps: ActivityDeps): AgentActivities {
   return {
     ...createLlmActivities({ dispatcher: deps.dispatcher, ...deps.llm }),
-    ...createToolActivities({ dispatcher: deps.dispatcher, ...deps.tools }),
+    ...traceArguments(createToolActivities({ dispatcher: deps.dispatcher, ...deps.tools }), deps.traceContent === true),
     ...createMcpActivities(deps.mcp),
   };
+}
+
+function traceArguments(tools: ToolActivities, content: boolean): ToolActivities {
+  return content ? withArgumentsOnSpan(tools) : tools;
 }

@@ -23,6 +23,7 @@ import type { agentSession } from '../workflows/session';
 import type { Message, StopReason } from '../workflows/messages';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
+import { clientTracingOptions } from '../worker/tracing-client';
 import { connectClientConnection } from '../connection/connect-client';
 import { ConnectionFailedError } from '../connection/errors';
 import { UsageError, type ClientEnv } from './config';
@@ -42,7 +43,12 @@ export async function connectClient(
   const connection = await connectClientConnection(env.connection).catch((error: unknown) => {
     throw error instanceof ConnectionFailedError ? new ServerUnreachableError(error.message) : error;
   });
-  return new Client({ connection, namespace: env.connection.namespace, ...(encryption ? { dataConverter: clientDataConverter(encryption) } : {}) });
+  return new Client({
+    connection,
+    namespace: env.connection.namespace,
+    ...(encryption ? { dataConverter: clientDataConverter(encryption) } : {}),
+    ...(await clientTracingOptions()),
+  });
 }
 
 /** The Temporal UI page of a workflow run's history. */

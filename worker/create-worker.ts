@@ -7,6 +7,8 @@ import { loadPriceTable, type PriceTable } from '../activities/llm/price-table';
 import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
 import { mcpConnectionsFor, stopMcpServersWithWorker } from './mcp-lifetime';
+import type { Tracing } from './tracing-provider';
+import { workerTracingOptions } from './tracing-worker';
 
 /** `.ts` beside the sources, `.js` in the build (dist/): the workflows are bundled from whichever this file is. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -32,6 +34,8 @@ export interface AgentWorkerOptions {
   logCache?: SessionLogCache;
   /** The price table; by default the built-in one with AGENT_PRICES_FILE over it. The worker process reads it before it connects. */
   prices?: PriceTable;
+  /** OpenTelemetry tracing (worker/tracing-provider.ts), when an OTLP endpoint is configured; absent, the worker adds no interceptor. */
+  tracing?: Tracing;
 }
 
 /** The worker's copy of its sessions' logs, sized by `AGENT_LOG_CACHE_MB`. */
@@ -75,6 +79,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
       logCache,
       prices: options.prices ?? loadPriceTable(env.AGENT_PRICES_FILE),
+      traceContent: options.tracing?.config.content === true,
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
     },
     tools: {
@@ -83,14 +88,17 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       maxResponseBytes: env.AGENT_HTTP_MAX_RESPONSE_BYTES,
     },
     mcp,
+    traceContent: options.tracing?.config.content === true,
   });
+  const tracing = options.tracing ? await workerTracingOptions(options.tracing) : undefined;
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: env.AGENT_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: { ...activities, ...options.activityOverrides },
-    sinks: sessionLogSinks(logCache),
+    sinks: { ...sessionLogSinks(logCache), ...tracing?.sinks },
+    ...(tracing ? { interceptors: tracing.interceptors } : {}),
     // Cancellation reaches an activity only in a heartbeat's response, and the SDK would
     // otherwise hold heartbeats back for up to 80 % of the heartbeat timeout (30 s without
     // one): a cancelled turn would keep streaming, or keep a tool running, that long.

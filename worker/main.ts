@@ -11,6 +11,8 @@ import { loadMcpConfig } from './mcp-config';
 import { EncryptionConfigError, encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
+import { TracingConfigError, tracingConfigFromEnv } from './tracing-config';
+import { startTracing } from './tracing-provider';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'register-search-attributes': { type: 'boolean', default: false } } });
@@ -22,6 +24,9 @@ async function main(): Promise<void> {
   const prices = loadPriceTable(env.AGENT_PRICES_FILE);
   // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
   const encryption = encryptionKeyFromEnv(process.env);
+  // OpenTelemetry, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (worker/tracing-config.ts).
+  const tracingConfig = tracingConfigFromEnv(process.env);
+  const tracing = tracingConfig && (await startTracing(tracingConfig, 'durable-agent-worker'));
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
   const connection = await connectWorkerConnection(temporal);
   const dispatcher = new Agent();
@@ -34,7 +39,8 @@ async function main(): Promise<void> {
       register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
-    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, prices, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}) });
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, prices, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}), ...(tracing ? { tracing } : {}) });
+    if (tracing) console.log(`worker: traces exported to ${tracing.config.endpoint} (${tracing.config.protocol})`);
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);
     await worker.run().catch((error: unknown) => {
@@ -45,6 +51,8 @@ async function main(): Promise<void> {
   } finally {
     await dispatcher.close();
     await connection.close();
+    // The last batch of spans leaves before the process does.
+    await tracing?.shutdown();
   }
 }
 
@@ -60,7 +68,7 @@ function firstLine(error: unknown): string {
 }
 
 /** Mistakes of configuration or of the namespace are one line; anything else keeps its stack. */
-const ONE_LINE_ERRORS = [ConfigError, EncryptionConfigError, ConnectionConfigError, ConnectionFailedError, NamespaceCheckError, PriceFileError];
+const ONE_LINE_ERRORS = [ConfigError, EncryptionConfigError, ConnectionConfigError, ConnectionFailedError, NamespaceCheckError, PriceFileError, TracingConfigError];
 
 main().then(
   () => process.exit(0),

@@ -56,6 +56,7 @@ import { ApprovalGate } from './approval-gate';
 import { isPayloadsTooLarge } from './failure';
 import { repairOpenTail } from './repair';
 import { runTurn, type TurnRuntime } from './turn';
+import { TurnTraces } from './trace-spans';
 import { WORKFLOW_ERROR_TYPES } from './errors';
 
 const llm = proxyActivities<LlmActivities>({
@@ -153,10 +154,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     return outcome;
   };
 
+  const turnTraces = new TurnTraces();
   setHandler(
     sendUpdate,
     async (message) => {
       const turn = nextTurn++;
+      turnTraces.requested(turn);
       queue.push({ turn, text: message.text });
       return awaitOutcome(turn);
     },
@@ -314,7 +317,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         current = { turn: next.turn, scope: new CancellationScope() };
         publishStatus();
         const scope = current.scope;
-        const outcome = await withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runTurn({ ...runtime, stoppedBy }, next.turn, next.text, scope));
+        const outcome = await turnTraces.run(next.turn, () =>
+          withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runTurn({ ...runtime, stoppedBy }, next.turn, next.text, scope)),
+        );
         current = undefined;
         state.phase = 'idle';
         turnsRun++;

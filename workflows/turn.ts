@@ -7,6 +7,8 @@ import { runToolCalls, type ScheduledCall } from './scheduler';
 import type { FailureSummary, NewSessionEvent, SessionEvent } from './session-log';
 import type { ToolClass } from './tools/tool-definition';
 import type { ToolOutcome } from './tools/tool-outcome';
+import { genAiRequestAttributes, genAiResponseAttributes } from './gen-ai-attributes';
+import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
 
 /** What a turn needs from its session: the log, the activities, and the session's settings. */
 export interface TurnRuntime {
@@ -35,7 +37,8 @@ export async function runTurn(rt: TurnRuntime, turn: number, text: string, scope
   try {
     const reason = await scope.run(async () => {
       for (let step = 1; step <= rt.maxSteps; step++) {
-        if ((await runStep(rt, turn, step)) === 'answered') return 'answered' as const;
+        const ended = await inSpan(`step ${step}`, { 'agent.turn': turn, 'agent.step': step }, currentTraceContext(), () => runStep(rt, turn, step));
+        if (ended === 'answered') return 'answered' as const;
       }
       return 'step_limit' as const;
     });
@@ -61,11 +64,15 @@ export async function runTurn(rt: TurnRuntime, turn: number, text: string, scope
 async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'answered' | 'continue'> {
   rt.append({ type: 'step/start', turn, step, model: rt.model });
   let tracker: PendingCallTracker | undefined;
+  let toolSpans: ToolSpans | undefined;
   const append = (event: NewSessionEvent) => tracker?.observe(rt.append(event));
   try {
     rt.setPhase('llm', step);
     await rt.admitLlmCall(turn, step);
-    const message = await rt.callLlm(turn, step);
+    // One span per LLM call; Temporal's interceptor adds one per attempt under it.
+    const message = await inSpan(`chat ${rt.model}`, genAiRequestAttributes(rt.model), currentTraceContext(), () => rt.callLlm(turn, step), (reply) =>
+      genAiResponseAttributes(rt.model, reply),
+    );
     rt.append({ type: 'assistant', turn, step, message });
     if (message.toolCalls.length === 0) {
       rt.append({ type: 'step/end', turn, step, status: 'completed' });
@@ -74,11 +81,15 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
     tracker = new PendingCallTracker(message);
     rt.setPhase('tools', step);
     const scheduled = message.toolCalls.map((call) => rt.prepare(call));
+    const spans = (toolSpans = new ToolSpans(scheduled));
     await runToolCalls(scheduled, {
       concurrency: rt.toolConcurrency,
       recordCall: (call) => append({ type: 'tool/call', turn, step, callId: call.id, name: call.name, input: call.input }),
-      recordResult: (call, outcome) => append({ type: 'tool/result', turn, step, callId: call.id, name: call.name, ...outcome }),
-      dispatch: (call, toolClass) => rt.dispatchTool(turn, step, call, toolClass),
+      recordResult: (call, outcome) => {
+        append({ type: 'tool/result', turn, step, callId: call.id, name: call.name, ...outcome });
+        spans.result(call.id, call.name, outcome.code);
+      },
+      dispatch: (call, toolClass) => spans.dispatch(call.id, call.name, () => rt.dispatchTool(turn, step, call, toolClass)),
       awaitApproval: (call) => {
         rt.setPhase('approval', step);
         return rt.awaitApproval(turn, step, call).finally(() => rt.setPhase('tools', step));
@@ -87,7 +98,10 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
     rt.append({ type: 'step/end', turn, step, status: 'completed' });
     return 'continue';
   } catch (error) {
-    for (const result of tracker?.recoveryResults() ?? []) append({ type: 'tool/result', turn, step, ...result });
+    for (const result of tracker?.recoveryResults() ?? []) {
+      append({ type: 'tool/result', turn, step, ...result });
+      toolSpans?.result(result.callId, result.name, result.code);
+    }
     const stopped = isCancellation(error) ? rt.stoppedBy() : undefined;
     rt.append({ type: 'step/end', turn, step, status: isCancellation(error) && !stopped ? 'cancelled' : 'failed', failure: stopped ?? summarizeFailure(error) });
     throw error;

@@ -11,6 +11,7 @@ import { withMcpToolSpecs } from '../../workflows/tools/mcp-tools';
 import { isAbortError } from './abort-error';
 import { admitAfterLostAttempt, decideRetry } from './backoff';
 import { LlmError } from './llm-error';
+import { LlmAttemptSpan } from './llm-spans';
 import { PROVIDER_STREAMS } from './providers';
 import { BUILTIN_PRICE_TABLE, costOf, type PriceTable } from './price-table';
 import type { SessionLogCache } from './session-log-cache';
@@ -37,6 +38,8 @@ export interface LlmActivityDeps {
   logCache: SessionLogCache;
   /** USD per million tokens by `provider:model` (AGENT_PRICES_FILE over the built-in table); the built-in table when absent. */
   prices?: PriceTable;
+  /** `AGENT_TRACE_CONTENT=true`: the attempt's span also carries the messages sent and the answer. */
+  traceContent?: boolean;
 }
 
 /** The newest text kept in heartbeat details for `watch`: enough to follow, bounded in size. */
@@ -55,6 +58,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const ctx = Context.current();
       const { attempt } = ctx.info;
       const { provider, model } = parseModelRef(input.model);
+      const span = new LlmAttemptSpan(input.model, attempt, deps.traceContent === true);
       const endpoint = deps.providers[provider];
       const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
       const now = serverClock(ctx, prior);
@@ -82,8 +86,10 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             logDigest: input.logDigest,
           });
         }
+        const messages = conversationOf(events, provider);
+        span.sending(messages);
         // The MCP tools are those recorded in the log this call was scheduled with.
-        const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages: conversationOf(events, provider), model }, {
+        const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages, model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,
@@ -99,12 +105,15 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
           },
         });
         // Priced here, where the worker's table is: the workflow records what the call cost.
-        return { ...message, costUsd: costOf(deps.prices ?? BUILTIN_PRICE_TABLE, input.model, message.usage) };
+        const priced = { ...message, costUsd: costOf(deps.prices ?? BUILTIN_PRICE_TABLE, input.model, message.usage) };
+        span.answered(priced);
+        return priced;
       } catch (error) {
         // Cancellation first: an aborted request surfaces as some error, and none of them
         // may be reported, or retried, as a network failure.
         if (ctx.cancellationSignal.aborted || isAbortError(error)) throw new CancelledFailure('the LLM call was cancelled');
         if (!LlmError.is(error)) throw unclassified(error, provider);
+        span.failed(error.type, error.message, error.retryAfterMs);
         const failedAt = now();
         beat.firstFailureAt ??= failedAt;
         beat.failedAttempt = attempt;

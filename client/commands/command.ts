@@ -5,6 +5,7 @@ import { ModelRefSchema } from '../../workflows/model-ref';
 import { splitList, UsageError, type ClientEnv } from '../config';
 import { dim } from '../output';
 import { connectClient, type SessionHandle } from '../sessions';
+import { flushClientTracing } from '../../worker/tracing-client';
 
 /** One `npm run client -- <name>` command. */
 export interface Command {
@@ -65,6 +66,7 @@ export async function withClient<T>(env: ClientEnv, fn: (client: Client) => Prom
     return await fn(client);
   } finally {
     await client.connection.close();
+    await flushClientTracing();
   }
 }
 
