@@ -190,12 +190,32 @@ export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TA
   }
   const kept = atSeq === undefined ? events : events.slice(0, atSeq + 1);
   return startSession(client, env, {
+    ...carriedSettings(state),
     model: options.model ?? state.model,
     ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
     // The source's whole spend comes along, also what it spent after the cut: a fork cannot reset a budget.
     fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, ...carriedSpend(state, kept) },
   });
+}
+
+/**
+ * A fork runs as its source runs now: its limits, tools, MCP servers, approvals, its retry
+ * policy and its budget as the live Updates last left them. A source on a worker version
+ * from before the `state` Query reported its settings gives none: the fork takes defaults.
+ */
+function carriedSettings(source: SessionState): Omit<StartOptions, 'model'> {
+  const settings = source.settings as SessionSettings | undefined;
+  if (!settings) return {};
+  const { budgetUsd, budgetTokens, budgetWarn, ...rest } = settings;
+  const budget = (source.budget as SessionState['budget'] | undefined) ?? { usd: budgetUsd, tokens: budgetTokens, warnAt: budgetWarn };
+  return {
+    ...rest,
+    ...(source.retryPolicy === 'default' ? {} : { retryPolicy: source.retryPolicy }),
+    ...(budget.usd === undefined ? {} : { budgetUsd: budget.usd }),
+    ...(budget.tokens === undefined ? {} : { budgetTokens: budget.tokens }),
+    ...(budget.warnAt === undefined ? {} : { budgetWarn: budget.warnAt }),
+  };
 }
 
 /** What the source spent beyond the kept events; nothing from a source on a worker version from before spend was tracked. */

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { workflowBundle } from '../scripts/local-agent';
-import { awaitTurnUpdate, stateQuery } from '../workflows/api';
+import { awaitTurnUpdate, setBudgetUpdate, setRetryPolicyUpdate, stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../workflows/session-log';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
@@ -196,6 +196,34 @@ describe('npm run client -- fork', () => {
     expect(await sendAndWait(fork, 'go on')).toMatchObject({ status: 'completed' });
     // The source is left as it was.
     expect((await readLog(source)).filter((e) => e.type === 'turn/start')).toHaveLength(1);
+    await Promise.all([source.terminate('test cleanup'), fork.terminate('test cleanup')]);
+  });
+
+  it('runs the fork with the settings of its source as they are now: limits, tools, approvals, and the retry policy and budget set live', async () => {
+    const model = newModel('fork-settings');
+    const source = await startSession(h.client, h.env, {
+      model: `anthropic:echo-${model}`,
+      maxSteps: 7,
+      maxTokens: 1234,
+      tools: ['calculator', 'write_file'],
+      toolTimeouts: { write_file: 5_000 },
+      approvalRequired: ['write_file'],
+      reasoning: 'low',
+      promptCache: false,
+      budgetUsd: 3,
+    });
+    await sendAndWait(source, 'hi');
+    await source.executeUpdate(setRetryPolicyUpdate, { args: [null] });
+    await source.executeUpdate(setBudgetUpdate, { args: [{ usd: 5, tokens: 90_000 }] });
+
+    const result = await cli('fork', source.workflowId, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const fork = handle(String(json(result.stdout).workflowId));
+    const [from, to] = await Promise.all([source.query(stateQuery), fork.query(stateQuery)]);
+    expect(to.settings).toEqual({ ...from.settings, budgetUsd: 5, budgetTokens: 90_000 });
+    expect(to.settings).toMatchObject({ maxSteps: 7, maxTokens: 1234, tools: ['calculator', 'write_file'], toolTimeouts: { write_file: 5_000 }, approvalRequired: ['write_file'], reasoning: 'low', promptCache: false });
+    expect(to.retryPolicy).toBeNull();
+    expect(to.budget).toEqual({ usd: 5, tokens: 90_000 });
     await Promise.all([source.terminate('test cleanup'), fork.terminate('test cleanup')]);
   });
 
