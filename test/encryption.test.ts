@@ -99,11 +99,11 @@ describe('AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID', () => {
 });
 
 /** Every payload in a history JSON (objects with base64 `metadata.encoding`), with where it was. */
-function payloadsIn(value: unknown, at = '', found: { at: string; metadata: Record<string, string> }[] = []) {
+function payloadsIn(value: unknown, at = '', found: { at: string; metadata: Record<string, string>; data?: string }[] = []) {
   if (Array.isArray(value)) value.forEach((v, i) => payloadsIn(v, `${at}[${i}]`, found));
   else if (typeof value === 'object' && value !== null) {
     const v = value as Record<string, unknown>;
-    if (typeof v.metadata === 'object' && v.metadata !== null && 'encoding' in v.metadata) found.push({ at, metadata: v.metadata as Record<string, string> });
+    if (typeof v.metadata === 'object' && v.metadata !== null && 'encoding' in v.metadata) found.push({ at, metadata: v.metadata as Record<string, string>, ...(typeof v.data === 'string' ? { data: v.data } : {}) });
     else Object.entries(v).forEach(([k, child]) => payloadsIn(child, `${at}.${k}`, found));
   }
   return found;
@@ -184,9 +184,17 @@ describe('a session with encryption on, on a dev server with its own SQLite file
       const history = JSON.parse(await exportHistory(client, handle.workflowId));
       const payloads = payloadsIn(history.events);
       const decoded = (b64: string | undefined) => Buffer.from(b64 ?? '', 'base64').toString();
-      const plain = payloads.filter((p) => decoded(p.metadata.encoding) !== ENCRYPTED_ENCODING).map((p) => p.at.replace(/^\[\d+\]/, ''));
-      // Search attributes only: the server indexes them, so they cannot be encrypted (and hold no conversation).
-      expect([...new Set(plain)].sort()).toEqual(['AgentModel', 'AgentStatus', 'AgentStepCount'].map((k) => `.upsertWorkflowSearchAttributesEventAttributes.searchAttributes.indexedFields.${k}`));
+      const clear = payloads.filter((p) => decoded(p.metadata.encoding) !== ENCRYPTED_ENCODING);
+      const plain = clear.map((p) => p.at.replace(/^\[\d+\]/, ''));
+      // Search attributes, which the server indexes, so they cannot be encrypted (and hold no
+      // conversation); and Temporal's record of a `patched()` code change, its marker and its
+      // TemporalChangeVersion attribute, which hold the change's id and nothing else.
+      const attribute = (k: string) => `.upsertWorkflowSearchAttributesEventAttributes.searchAttributes.indexedFields.${k}`;
+      const patchRecords = ['.markerRecordedEventAttributes.details.patch-data.payloads[0]', attribute('TemporalChangeVersion')];
+      expect([...new Set(plain)].sort()).toEqual([...patchRecords, ...['AgentModel', 'AgentStatus', 'AgentStepCount'].map(attribute)].sort());
+      for (const p of clear.filter((c) => patchRecords.includes(c.at.replace(/^\[\d+\]/, '')))) {
+        expect(decoded(p.data)).toMatch(/^(\{"id":"[\w-]+","deprecated":(true|false)\}|\["[\w-]+"(,"[\w-]+")*\])$/);
+      }
       expect(payloads.length).toBeGreaterThan(plain.length + 3);
       for (const p of payloads) if (decoded(p.metadata.encoding) === ENCRYPTED_ENCODING) expect(decoded(p.metadata[KEY_ID_METADATA])).toBe(key.id);
       expect(searchableText(history)).not.toContain(MARK);
