@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
     const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, prices, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}), ...(tracing ? { tracing } : {}) });
-    if (tracing) console.log(`worker: traces exported to ${tracing.config.endpoint} (${tracing.config.protocol})`);
+    if (tracing) console.log(`worker: traces exported over OTLP/HTTP to ${new URL(tracing.config.endpoint).host} (${tracing.config.protocol})`);
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);
     await worker.run().catch((error: unknown) => {

@@ -1,0 +1,223 @@
+/**
+ * Traces against a real OTLP/HTTP collector on 127.0.0.1 (test/support/otlp-endpoint.ts):
+ * a real worker process exports `http/json`, the real CLI exports `http/protobuf`, both
+ * configured only by the standard OTEL_* variables. One 3-step turn, whose first LLM call
+ * is retried after a 429 and whose steps run 3 tools, must give exactly one tree under the
+ * client's `send`. Then the session's history is replayed with tracing on: no span is
+ * exported again, and the spans a replay makes have the ids the live run exported.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportHistory } from '../client/sessions';
+import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
+import { agentWorkerEnv } from '../scripts/worker-env';
+import type { WorkerProcess } from '../scripts/worker-process';
+import { WORKFLOWS_PATH } from '../worker/create-worker';
+import { startTracing, type Tracing } from '../worker/tracing-provider';
+import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../worker/tracing-worker';
+import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
+import { startOtlpEndpoint, type OtlpEndpoint, type ReceivedSpan } from './support/otlp-endpoint';
+import { startWorkerProcess } from './support/worker-processes';
+import { devServerAddress, devServerNamespace } from './temporal-env';
+
+const MODEL = `trace-${randomUUID().slice(0, 8)}`;
+const PROMPT_MARK = `prompt-${randomUUID()}`;
+const taskQueue = `tracing-${randomUUID()}`;
+/** Export batches quickly, so the test waits for spans, not for the SDK's 5 s schedule. */
+const OTEL_FAST = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+
+let endpoint: OtlpEndpoint;
+let llm: ScriptedLlm;
+let worker: WorkerProcess | undefined;
+let client: Client;
+let workflowId: string;
+let sendTrace: ReceivedSpan[];
+
+beforeAll(async () => {
+  endpoint = await startOtlpEndpoint();
+  llm = await startScriptedLlm();
+  worker = await startWorkerProcess(
+    'tracing',
+    agentWorkerEnv({
+      address: devServerAddress(),
+      namespace: devServerNamespace(),
+      taskQueue,
+      llmUrl: llm.url,
+      extra: { ...OTEL_FAST, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-under-test' },
+    }),
+  );
+  client = new Client({ connection: await Connection.connect({ address: devServerAddress() }), namespace: devServerNamespace() });
+  llm.script(
+    MODEL,
+    { kind: 'status', status: 429, headers: { 'retry-after': '1' } },
+    { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }, { name: 'read_file', input: { path: `missing-${randomUUID()}.txt` } }], usage: { inputTokens: 120, outputTokens: 30, cacheReadTokens: 100, reasoningTokens: 10 } },
+    { kind: 'tool_calls', calls: [{ name: 'write_file', input: { path: `traced-${randomUUID()}.txt`, content: 'secret-argument-text' } }] },
+    { kind: 'text', text: 'done', usage: { inputTokens: 200, outputTokens: 5 } },
+  );
+  const run = await runEntry('client/main.ts', ['run', '--prompt', PROMPT_MARK, '--model', `anthropic:${MODEL}`, '--keep', '--json'], {
+    ...OTEL_FAST,
+    TEMPORAL_ADDRESS: devServerAddress(),
+    TEMPORAL_NAMESPACE: devServerNamespace(),
+    AGENT_TASK_QUEUE: taskQueue,
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+  });
+  expect(run.stderr).not.toMatch(/error/i);
+  const out = JSON.parse(run.stdout) as { workflowId: string; status: string };
+  expect(out.status).toBe('completed');
+  workflowId = out.workflowId;
+  // The send's trace is complete once the worker has ended the Update's span, which outlives its turn.
+  const send = await eventually('the client span of send', () => endpoint.spans.find((s) => s.name === 'StartWorkflowUpdate:send' && s.attributes['temporalWorkflowId'] === workflowId));
+  sendTrace = await eventually('the worker span of the send Update', () => {
+    const trace = endpoint.spans.filter((s) => s.traceId === send.traceId);
+    return trace.some((s) => s.name === 'HandleUpdate:send') && trace.some((s) => s.name === 'ValidateUpdate:send') ? trace : undefined;
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.kill('SIGTERM');
+  await client?.connection.close();
+  await llm?.close();
+  await endpoint?.close();
+});
+
+/** The trace as an indented outline, siblings by name in code-point order (spans of one workflow task share their start time). */
+function outline(spans: ReceivedSpan[]): string[] {
+  const children = (parent: string | undefined) => spans.filter((s) => s.parentSpanId === parent).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const lines: string[] = [];
+  const walk = (span: ReceivedSpan, depth: number) => {
+    lines.push(`${'  '.repeat(depth)}${span.name} [${span.service}]`);
+    for (const child of children(span.spanId)) walk(child, depth + 1);
+  };
+  for (const root of spans.filter((s) => !spans.some((p) => p.spanId === s.parentSpanId))) walk(root, 0);
+  return lines;
+}
+
+describe('traces exported over OTLP/HTTP', () => {
+  it('gives one trace per turn: send, the turn, each step, each LLM call with one span per attempt, each tool call', () => {
+    const W = '[agent-worker-under-test]';
+    const llmCall = (depth: number, attempts: number) => [
+      `${'  '.repeat(depth)}chat anthropic:${MODEL} ${W}`,
+      `${'  '.repeat(depth + 1)}StartActivity:callLlm ${W}`,
+      ...Array.from({ length: attempts }, () => `${'  '.repeat(depth + 2)}RunActivity:callLlm ${W}`),
+    ];
+    const tool = (depth: number, name: string) => [
+      `${'  '.repeat(depth)}tool ${name} ${W}`,
+      `${'  '.repeat(depth + 1)}StartActivity:runTool ${W}`,
+      `${'  '.repeat(depth + 2)}RunActivity:runTool ${W}`,
+    ];
+    // The turn hangs under the client's send, beside the Update handler's spans (see workflows/trace-spans.ts).
+    expect(outline(sendTrace)).toEqual([
+      'StartWorkflowUpdate:send [durable-agent-client]',
+      `  HandleUpdate:send ${W}`,
+      `  ValidateUpdate:send ${W}`,
+      `  turn 1 ${W}`,
+      `    step 1 ${W}`,
+      ...llmCall(3, 2),
+      ...tool(3, 'calculator'),
+      ...tool(3, 'read_file'),
+      `    step 2 ${W}`,
+      ...llmCall(3, 1),
+      ...tool(3, 'write_file'),
+      `    step 3 ${W}`,
+      ...llmCall(3, 1),
+    ]);
+    expect(endpoint.misrouted).toEqual([]);
+    expect(new Set(endpoint.contentTypes)).toEqual(new Set(['application/json', 'application/x-protobuf']));
+  });
+
+  it('puts the GenAI attributes on each call and attempt: the failed attempt its type and stated wait, the answered one its usage', () => {
+    const attempts = sendTrace.filter((s) => s.name === 'RunActivity:callLlm').sort((a, b) => (a.startNs < b.startNs ? -1 : 1));
+    const [failed, answered] = attempts;
+    expect(failed?.attributes).toMatchObject({
+      'gen_ai.system': 'anthropic',
+      'gen_ai.request.model': MODEL,
+      'agent.llm.attempt': 1,
+      'error.type': 'rate_limit',
+      'agent.llm.retry_after_ms': 1000,
+    });
+    expect(failed?.statusCode).toBe(2);
+    expect(answered?.attributes).toMatchObject({
+      'gen_ai.system': 'anthropic',
+      'gen_ai.request.model': MODEL,
+      'gen_ai.response.model': MODEL,
+      'gen_ai.response.finish_reasons': ['tool_use'],
+      'agent.llm.attempt': 2,
+      'gen_ai.usage.input_tokens': 120,
+      'gen_ai.usage.output_tokens': 30,
+      'gen_ai.usage.cache_read_input_tokens': 100,
+      'gen_ai.usage.reasoning_tokens': 10,
+    });
+    expect(answered?.attributes).not.toHaveProperty('error.type');
+    const calls = sendTrace.filter((s) => s.name.startsWith('chat ')).sort((a, b) => (a.startNs < b.startNs ? -1 : 1));
+    expect(calls.map((c) => c.attributes['gen_ai.response.finish_reasons'])).toEqual([['tool_use'], ['tool_use'], ['end_turn']]);
+    expect(calls.map((c) => c.attributes['gen_ai.usage.input_tokens'])).toEqual([120, expect.any(Number), 200]);
+    expect(calls[0]?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': MODEL });
+  });
+
+  it('puts name, lane, result code and duration on each tool span', () => {
+    const tools: Record<string, Record<string, unknown>> = Object.fromEntries(sendTrace.filter((s) => s.name.startsWith('tool ')).map((s) => [s.attributes['agent.tool.name'], s.attributes]));
+    expect(tools['calculator']).toMatchObject({ 'agent.tool.lane': 'read_only', 'agent.tool.result_code': 'ok' });
+    expect(tools['read_file']).toMatchObject({ 'agent.tool.lane': 'read_only', 'agent.tool.result_code': 'error' });
+    expect(tools['write_file']).toMatchObject({ 'agent.tool.lane': 'side_effecting', 'agent.tool.result_code': 'ok' });
+    for (const attributes of Object.values(tools)) expect(attributes['agent.tool.duration_ms']).toEqual(expect.any(Number));
+  });
+
+  it('carries no prompt, no tool arguments and no key in any span or resource without AGENT_TRACE_CONTENT', () => {
+    const everything = JSON.stringify(endpoint.spans, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+    expect(everything).toContain(workflowId);
+    for (const needle of [PROMPT_MARK, 'secret-argument-text', '6*7', 'test-anthropic-key']) expect(everything).not.toContain(needle);
+  });
+});
+
+describe('replay with tracing on', () => {
+  let tracing: Tracing;
+  let bundle: WorkflowBundleWithSourceMap;
+
+  beforeAll(async () => {
+    // This process's own tracer provider, exporting to the same collector, as a replaying worker's would.
+    tracing = await startTracing({ endpoint: `${endpoint.url}/v1/traces`, protocol: 'http/json', content: false }, 'replaying-worker');
+    bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_MODULE], logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await tracing?.shutdown();
+  });
+
+  it('exports no span again when a worker replays the traced session and a recorded golden history', async () => {
+    const traced = historyFromJSON(JSON.parse(await exportHistory(client, workflowId)));
+    const golden = historyFromJSON(JSON.parse(await readFile(path.join(import.meta.dirname, 'fixtures', 'histories', 'normal-turn.json'), 'utf8')));
+    const before = endpoint.spans.length;
+    const options = await workerTracingOptions(tracing);
+    await Worker.runReplayHistory({ workflowBundle: bundle, ...options }, traced, workflowId);
+    await Worker.runReplayHistory({ workflowBundle: bundle, ...options }, golden, 'normal-turn');
+    await tracing.processor.forceFlush();
+    expect(endpoint.spans.slice(before)).toEqual([]);
+  });
+
+  it('makes, while replaying, the very spans the live run exported: same ids, same parents', async () => {
+    const traced = historyFromJSON(JSON.parse(await exportHistory(client, workflowId)));
+    const options = await workerTracingOptions(tracing);
+    const replayed: { name: string; spanId: string; parentSpanId?: string }[] = [];
+    // The same interceptors, with a sink that, unlike the real one, is called during replay.
+    const capture = (_info: unknown, spans: { name: string; spanContext: { spanId: string }; parentSpanId?: string }[]) => {
+      replayed.push(...spans.map((s) => ({ name: s.name, spanId: s.spanContext.spanId, parentSpanId: s.parentSpanId })));
+    };
+    const sinks = { exporter: { export: { fn: capture, callDuringReplay: true } } };
+    await Worker.runReplayHistory({ workflowBundle: bundle, interceptors: options.interceptors, sinks }, traced, workflowId);
+    const live = endpoint.spans.filter((s) => s.service === 'agent-worker-under-test' && replayed.some((r) => r.spanId === s.spanId));
+    // Every span of the turn a replay makes again: the session's own and the interceptor's activity spans.
+    const ofTurn = /^(turn|step|chat|tool) |^StartActivity:/;
+    const turnSpans = replayed.filter((r) => ofTurn.test(r.name));
+    expect(turnSpans.length).toBe(sendTrace.filter((s) => ofTurn.test(s.name)).length);
+    for (const span of turnSpans) {
+      expect(live.find((l) => l.spanId === span.spanId)).toMatchObject({ name: span.name, parentSpanId: span.parentSpanId });
+    }
+  });
+});
