@@ -1,7 +1,10 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import { decodeTimeoutType } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
 import { stateQuery, type SessionState } from '../workflows/api';
+import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../workflows/errors';
 import type { LlmHeartbeat } from '../workflows/llm-call';
 import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
@@ -50,13 +53,25 @@ export async function pendingActivities(client: Client, description: WorkflowExe
         maximumAttempts: a.maximumAttempts ?? 0,
         state: stateName(a.state),
         ...(failure
-          ? { lastFailure: { type: failure.applicationFailureInfo?.type ?? (failure.timeoutFailureInfo ? 'timeout' : 'failure'), message: failure.message ?? '' } }
+          ? { lastFailure: { type: lastFailureType(failure), message: failure.message ?? '' } }
           : {}),
         ...(nextAttemptAt === undefined ? {} : { nextAttemptAt }),
         ...(heartbeat ? { heartbeat } : {}),
       };
     }),
   );
+}
+
+/**
+ * A pending activity's last failure under its catalogued type: what the activity raised,
+ * or the kind of timeout Temporal gave it (`heartbeat_timeout`, not the provider's 408
+ * `timeout`).
+ */
+function lastFailureType(failure: temporal.api.failure.v1.IFailure): string {
+  const raised = failure.applicationFailureInfo?.type;
+  if (raised) return raised;
+  const timeout = failure.timeoutFailureInfo ? decodeTimeoutType(failure.timeoutFailureInfo.timeoutType) : undefined;
+  return timeout ? TIMEOUT_ERROR_TYPES[timeout] : WORKFLOW_ERROR_TYPES.internal;
 }
 
 function stateName(state: unknown): ActivityProgress['state'] {

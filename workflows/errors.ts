@@ -1,11 +1,13 @@
+import type { FailureType } from './failure-types';
+
 /**
- * Stable failure `type` strings. The same string is the ApplicationFailure type, the
- * entry in the activity's `nonRetryableErrorTypes`, what the UI and the client show,
- * and what the tests assert on. Renaming one is a breaking change.
+ * Named groups of the failure types in `FAILURE_TYPES` (./failure-types.ts), for the
+ * code that raises them or lists them in a retry policy. Every value here must be a key
+ * of that catalogue: the compiler checks it, and a test checks the groups agree with it.
  */
 
 /** LLM-call failures that waiting can cure: Temporal retries them on the ladder. */
-export const RETRYABLE_LLM_ERROR_TYPES = ['timeout', 'rate_limit', 'overloaded', 'server_error', 'network_error'] as const;
+export const RETRYABLE_LLM_ERROR_TYPES = ['timeout', 'rate_limit', 'overloaded', 'server_error', 'network_error'] as const satisfies readonly FailureType[];
 
 /** LLM-call failures that no retry can cure. */
 export const NON_RETRYABLE_LLM_ERROR_TYPES = [
@@ -21,7 +23,7 @@ export const NON_RETRYABLE_LLM_ERROR_TYPES = [
    * request would be blocked again.
    */
   'content_blocked',
-] as const;
+] as const satisfies readonly FailureType[];
 
 export type RetryableLlmErrorType = (typeof RETRYABLE_LLM_ERROR_TYPES)[number];
 export type NonRetryableLlmErrorType = (typeof NON_RETRYABLE_LLM_ERROR_TYPES)[number];
@@ -56,15 +58,27 @@ export const WORKFLOW_ERROR_TYPES = {
   cancelled: 'cancelled',
   /** A bug or an unexpected state in our own code. */
   internal: 'internal_error',
-  /** A tool activity failed as infrastructure (timeout, lost worker, non-retryable non-tool failure). */
-  toolInfrastructure: 'tool_infrastructure_error',
   /** A payload or history limit of Temporal would be exceeded. */
   tooLarge: 'payload_too_large',
   /** The session's budget (`--budget-usd`, `--budget-tokens`) does not allow the next LLM call, or a human stopped at its soft limit. */
   budgetExceeded: 'budget_exceeded',
   /** The turn ran longer than `--turn-timeout`: it was cancelled and its open calls answered. */
   turnTimeout: 'turn_timeout',
-} as const;
+  /** The session's start input failed its schema. */
+  invalidInput: 'invalid_input',
+  /** A step the session left open when it stopped (terminated, crashed, cut by a fork), closed afterwards. */
+  interrupted: 'interrupted',
+  /** Temporal terminated the execution. */
+  terminated: 'terminated',
+} as const satisfies Record<string, FailureType>;
+
+/** The type the session reports for each kind of Temporal timeout. */
+export const TIMEOUT_ERROR_TYPES = {
+  START_TO_CLOSE: 'start_to_close_timeout',
+  SCHEDULE_TO_START: 'schedule_to_start_timeout',
+  SCHEDULE_TO_CLOSE: 'schedule_to_close_timeout',
+  HEARTBEAT: 'heartbeat_timeout',
+} as const satisfies Record<string, FailureType>;
 
 /** Failures of MCP activities (activities/mcp/). */
 export const MCP_ERROR_TYPES = {
@@ -76,4 +90,4 @@ export const MCP_ERROR_TYPES = {
   unknownServer: 'mcp_unknown_server',
   /** Two tools would be offered under one name. */
   nameClash: 'mcp_tool_name_clash',
-} as const;
+} as const satisfies Record<string, FailureType>;

@@ -1,8 +1,9 @@
 import { PendingCallTracker } from './compensation';
+import { WORKFLOW_ERROR_TYPES } from './errors';
 import type { SessionLog } from './session-log';
 
 const INTERRUPTED = {
-  type: 'interrupted',
+  type: WORKFLOW_ERROR_TYPES.interrupted,
   message: 'The session stopped in the middle of this step (terminated, crashed, or cut here by a fork); it was closed by repair.',
 };
 

@@ -356,7 +356,7 @@ function parseInput(input: SessionInput): SessionConfig {
   const parsed = SessionInputSchema.safeParse(input);
   if (!parsed.success) {
     // Non-retryable: a workflow task retried forever on bad input helps nobody.
-    throw ApplicationFailure.create({ type: 'invalid_input', message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
+    throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.invalidInput, message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
   }
   const config = parsed.data;
   // The default step limit was 10. A session started with that default must replay with

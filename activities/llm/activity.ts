@@ -202,6 +202,8 @@ async function admitRetryOfLostAttempt(ctx: Context, input: LlmCallInput, beat: 
 /** A lost attempt is a connection that went silent, from the ladder's point of view. */
 const LOST_ATTEMPT_TYPE: LlmErrorType = 'network_error';
 
+const UNCLASSIFIED_TYPE: LlmErrorType = 'unknown';
+
 /**
  * A failure that is not a classified provider error: a bug, a failed Query for the log.
  * Our own typed failures (and cancellation) pass as they are; anything else is `unknown`,
@@ -212,7 +214,7 @@ function unclassified(error: unknown, provider: ProviderId): unknown {
   if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;
   const message = error instanceof Error ? error.message : String(error);
   const details: LlmFailureDetails = { provider, stopReason: 'not_retryable' };
-  return ApplicationFailure.create({ type: 'unknown', message: `unexpected failure of the LLM call: ${message}`, details: [details], nonRetryable: true, cause: error instanceof Error ? error : undefined });
+  return ApplicationFailure.create({ type: UNCLASSIFIED_TYPE, message: `unexpected failure of the LLM call: ${message}`, details: [details], nonRetryable: true, cause: error instanceof Error ? error : undefined });
 }
 
 /**
