@@ -221,3 +221,47 @@ describe('replay with tracing on', () => {
     }
   });
 });
+
+describe('AGENT_TRACE_CONTENT=true', () => {
+  const contentQueue = `tracing-content-${randomUUID()}`;
+  const contentModel = `trace-content-${randomUUID().slice(0, 8)}`;
+  const prompt = `content-prompt-${randomUUID()}`;
+  let contentWorker: WorkerProcess | undefined;
+  let spans: ReceivedSpan[];
+
+  beforeAll(async () => {
+    contentWorker = await startWorkerProcess(
+      'tracing-content',
+      agentWorkerEnv({
+        address: devServerAddress(),
+        namespace: devServerNamespace(),
+        taskQueue: contentQueue,
+        llmUrl: llm.url,
+        extra: { ...OTEL_FAST, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-content', AGENT_TRACE_CONTENT: 'true' },
+      }),
+    );
+    llm.script(contentModel, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: 'forty-two' });
+    const run = await runEntry('client/main.ts', ['run', '--prompt', prompt, '--model', `anthropic:${contentModel}`, '--json'], {
+      TEMPORAL_ADDRESS: devServerAddress(),
+      TEMPORAL_NAMESPACE: devServerNamespace(),
+      AGENT_TASK_QUEUE: contentQueue,
+    });
+    expect((JSON.parse(run.stdout) as { status: string }).status).toBe('completed');
+    spans = await eventually('the content worker spans', () => {
+      const mine = endpoint.spans.filter((s) => s.service === 'agent-worker-content');
+      return mine.filter((s) => s.name === 'RunActivity:callLlm').length === 2 && mine.some((s) => s.name === 'RunActivity:runTool') ? mine : undefined;
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await contentWorker?.kill('SIGTERM');
+  });
+
+  it('adds the messages sent, the answer and the tool arguments to the attempts, and still no key', () => {
+    const attempts = spans.filter((s) => s.name === 'RunActivity:callLlm').sort((a, b) => (a.startNs < b.startNs ? -1 : 1));
+    expect(String(attempts[0]?.attributes['gen_ai.input.messages'])).toContain(prompt);
+    expect(String(attempts[1]?.attributes['gen_ai.output.messages'])).toContain('forty-two');
+    expect(spans.find((s) => s.name === 'RunActivity:runTool')?.attributes).toMatchObject({ 'agent.tool.name': 'calculator', 'agent.tool.arguments': JSON.stringify({ expression: '6*7' }) });
+    expect(JSON.stringify(spans, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))).not.toContain('test-anthropic-key');
+  });
+});
