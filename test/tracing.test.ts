@@ -14,6 +14,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportHistory } from '../client/sessions';
+import { startHttpTarget, type HttpTarget } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
@@ -21,6 +22,7 @@ import { WORKFLOWS_PATH } from '../worker/create-worker';
 import { startTracing, type Tracing } from '../worker/tracing-provider';
 import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../worker/tracing-worker';
 import { runEntry } from './support/cli';
+import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';
 import { startOtlpEndpoint, type OtlpEndpoint, type ReceivedSpan } from './support/otlp-endpoint';
 import { startWorkerProcess } from './support/worker-processes';
@@ -34,6 +36,8 @@ const OTEL_FAST = { OTEL_BSP_SCHEDULE_DELAY: '100' };
 
 let endpoint: OtlpEndpoint;
 let llm: ScriptedLlm;
+/** Holds every request, so a tool call is in flight when its turn is cancelled. */
+let target: HttpTarget;
 let worker: WorkerProcess | undefined;
 let client: Client;
 let workflowId: string;
@@ -42,6 +46,7 @@ let sendTrace: ReceivedSpan[];
 beforeAll(async () => {
   endpoint = await startOtlpEndpoint();
   llm = await startScriptedLlm();
+  target = await startHttpTarget(() => 'hold');
   worker = await startWorkerProcess(
     'tracing',
     agentWorkerEnv({
@@ -49,6 +54,7 @@ beforeAll(async () => {
       namespace: devServerNamespace(),
       taskQueue,
       llmUrl: llm.url,
+      allowlist: [target.host],
       extra: { ...OTEL_FAST, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-under-test' },
     }),
   );
@@ -84,6 +90,7 @@ afterAll(async () => {
   await worker?.kill('SIGTERM');
   await client?.connection.close();
   await llm?.close();
+  await target?.close();
   await endpoint?.close();
 });
 
@@ -173,6 +180,37 @@ describe('traces exported over OTLP/HTTP', () => {
     const everything = JSON.stringify(endpoint.spans, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
     expect(everything).toContain(workflowId);
     for (const needle of [PROMPT_MARK, 'secret-argument-text', '6*7', 'test-anthropic-key']) expect(everything).not.toContain(needle);
+  });
+});
+
+describe('tool spans of a cancelled step', () => {
+  it('closes the span of a call in flight with TOOL_OUTCOME_UNKNOWN and gives a call never dispatched a TOOL_NOT_STARTED span of no duration', async () => {
+    const model = `trace-cancel-${randomUUID().slice(0, 8)}`;
+    const sessionId = `tracing-cancel-${randomUUID()}`;
+    const env = { TEMPORAL_ADDRESS: devServerAddress(), TEMPORAL_NAMESPACE: devServerNamespace(), AGENT_TASK_QUEUE: taskQueue };
+    llm.script(model, {
+      kind: 'tool_calls',
+      calls: [
+        { name: 'http_request', input: { method: 'GET', url: `${target.url}/held` } },
+        { name: 'write_file', input: { path: `never-${randomUUID()}.txt`, content: 'x' } },
+      ],
+    });
+    const run = spawnEntry('client/main.ts', ['run', '--prompt', 'go', '--model', `anthropic:${model}`, '--id', sessionId, '--keep', '--json'], env);
+    // The GET is in flight, so the side-effecting write waits behind it and is never dispatched.
+    await target.waitFor('/held');
+    expect((await runEntry('client/main.ts', ['cancel', sessionId], env)).code).toBe(0);
+    expect(await run.exited).toBe(0);
+    expect((JSON.parse(run.stdout()) as { status: string }).status).toBe('cancelled');
+    const [inFlight, notStarted] = await eventually('the tool spans of the cancelled step', () => {
+      const held = endpoint.spans.find((s) => s.name === 'tool http_request');
+      const write = held && endpoint.spans.find((s) => s.name === 'tool write_file' && s.traceId === held.traceId);
+      return held && write ? [held, write] : undefined;
+    });
+    expect(inFlight?.attributes).toMatchObject({ 'agent.tool.lane': 'read_only', 'agent.tool.result_code': 'TOOL_OUTCOME_UNKNOWN' });
+    expect(inFlight?.statusCode).toBe(2);
+    expect(notStarted?.attributes).toMatchObject({ 'agent.tool.lane': 'side_effecting', 'agent.tool.result_code': 'TOOL_NOT_STARTED', 'agent.tool.duration_ms': 0 });
+    expect(notStarted?.statusCode).toBe(2);
+    expect(notStarted?.parentSpanId).toBe(inFlight?.parentSpanId);
   });
 });
 
