@@ -7,7 +7,7 @@
  * exported again, and the spans a replay makes have the ids the live run exported.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
@@ -228,14 +228,21 @@ describe('replay with tracing on', () => {
     await tracing?.shutdown();
   });
 
-  it('exports no span again when a worker replays the traced session and a recorded golden history', async () => {
-    const traced = historyFromJSON(JSON.parse(await exportHistory(client, workflowId)));
-    const golden = historyFromJSON(JSON.parse(await readFile(path.join(import.meta.dirname, 'fixtures', 'histories', 'normal-turn.json'), 'utf8')));
+  it('exports no span again when a worker replays the traced session and every recorded golden history', async () => {
+    const folder = path.join(import.meta.dirname, 'fixtures', 'histories');
+    const goldens = (await readdir(folder)).filter((file) => file.endsWith('.json'));
+    const histories = [
+      { workflowId, history: historyFromJSON(JSON.parse(await exportHistory(client, workflowId))) },
+      ...(await Promise.all(goldens.map(async (file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(await readFile(path.join(folder, file), 'utf8'))) })))),
+    ];
     const before = endpoint.spans.length;
-    const options = await workerTracingOptions(tracing);
-    await Worker.runReplayHistory({ workflowBundle: bundle, ...options }, traced, workflowId);
-    await Worker.runReplayHistory({ workflowBundle: bundle, ...options }, golden, 'normal-turn');
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, ...(await workerTracingOptions(tracing)) }, histories)) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
     await tracing.processor.forceFlush();
+    expect(failures).toEqual([]);
+    expect(goldens.length).toBeGreaterThan(10);
     expect(endpoint.spans.slice(before)).toEqual([]);
   });
 
