@@ -1,5 +1,5 @@
 import { decideApprovalUpdate, stateQuery, type PendingApproval } from '../workflows/api';
-import { UsageError } from './config';
+import { ConfigError } from '../config/config-error';
 import type { SessionHandle } from './sessions';
 
 export interface ApprovalResult {
@@ -18,8 +18,8 @@ export interface ApprovalResult {
  * A call id the session never asked about is refused by the session's validator.
  */
 export async function decideApproval(handle: SessionHandle, decision: { callId: string; approved: boolean; reason?: string }): Promise<ApprovalResult> {
-  if (decision.callId.trim() === '') throw new UsageError('a call id must not be empty');
-  if (decision.reason !== undefined && decision.reason.length > 2_000) throw new UsageError('--reason must be at most 2000 characters');
+  if (decision.callId.trim() === '') throw new ConfigError('a call id must not be empty');
+  if (decision.reason !== undefined && decision.reason.length > 2_000) throw new ConfigError('--reason must be at most 2000 characters');
   const { applied } = await handle.executeUpdate(decideApprovalUpdate, {
     args: [{ callId: decision.callId, approved: decision.approved, ...(decision.reason === undefined ? {} : { reason: decision.reason }) }],
   });

@@ -1,7 +1,7 @@
 import { setBudgetUpdate, stateQuery } from '../workflows/api';
 import { BudgetUpdateSchema, type Budget, type BudgetUpdate } from '../workflows/budget';
 import type { Spend } from '../workflows/spend';
-import { UsageError } from './config';
+import { ConfigError } from '../config/config-error';
 import { formatCost } from './output';
 import type { SessionHandle } from './sessions';
 
@@ -20,7 +20,7 @@ export function parseBudgetFlags(values: { usd?: string; tokens?: string; warn?:
     if (text === undefined) continue;
     const value = text.trim() === 'none' ? null : text.trim() === '' ? Number.NaN : Number(text);
     const parsed = BudgetUpdateSchema.shape[key].safeParse(value);
-    if (!parsed.success) throw new UsageError(`${LIMITS[key]} ${parsed.error.issues[0]?.message ?? 'is invalid'} (or none), got ${JSON.stringify(text)}`);
+    if (!parsed.success) throw new ConfigError(`${LIMITS[key]} ${parsed.error.issues[0]?.message ?? 'is invalid'} (or none), got ${JSON.stringify(text)}`);
     update[key] = value;
   }
   return update as BudgetUpdate;

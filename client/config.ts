@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
-import { ConnectionConfigError } from '../connection/errors';
+import { parseEnv, readAllSettings } from '../config/config-error';
+import { TaskQueueEnvSchema } from '../config/task-queue';
 import { SessionInputSchema } from '../workflows/api';
 import { ModelRefSchema } from '../workflows/model-ref';
 
@@ -16,8 +17,7 @@ export function splitList(text: string): string[] {
  * The client's environment, parsed once; the same names as the worker's. How it reaches
  * Temporal is read by `connection/`, as Temporal's CLI reads it (`connection` below).
  */
-export const ClientEnvSchema = z.object({
-  AGENT_TASK_QUEUE: z.string().min(1).default('agent'),
+export const ClientEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_MODEL: ModelRefSchema.default('anthropic:claude-sonnet-4-5'),
   /**
    * Defaults of `start` and `run` for the session settings of the same names, checked by
@@ -35,23 +35,8 @@ export const ClientEnvSchema = z.object({
 });
 export type ClientEnv = z.output<typeof ClientEnvSchema> & { connection: TemporalConnectionConfig };
 
+/** Every bad variable, the connection's included, in one line; never a value. */
 export function parseClientEnv(env: Record<string, string | undefined>): ClientEnv {
-  const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = ClientEnvSchema.safeParse(blankless);
-  if (parsed.success) return { ...parsed.data, connection: connectionConfigOf(env) };
-  const issue = parsed.error.issues[0];
-  throw new UsageError(`${String(issue?.path[0] ?? 'environment')}: ${issue?.message ?? 'invalid'}`);
-}
-
-function connectionConfigOf(env: Record<string, string | undefined>): TemporalConnectionConfig {
-  try {
-    return loadConnectionConfig(env);
-  } catch (error) {
-    throw error instanceof ConnectionConfigError ? new UsageError(error.message) : error;
-  }
-}
-
-/** A mistake of the caller's: printed as one line, never with a stack trace. */
-export class UsageError extends Error {
-  override name = 'UsageError';
+  const [parsed, connection] = readAllSettings([() => parseEnv(ClientEnvSchema, env), () => loadConnectionConfig(env)]);
+  return { ...parsed, connection };
 }

@@ -1,6 +1,6 @@
 import { isGrpcServiceError, QueryNotRegisteredError, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
-import { UsageError } from './config';
+import { ConfigError } from '../config/config-error';
 
 /**
  * What went wrong, as the one line a person reads and the exit code a script tests.
@@ -23,7 +23,7 @@ const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNAVAILABLE = 14;
 
 export function explainError(error: unknown, context: { namespace: string; address: string }): ExplainedError {
-  if (error instanceof UsageError) return { message: error.message, exitCode: 2 };
+  if (error instanceof ConfigError) return { message: error.message, exitCode: 2 };
   if (error instanceof ServerUnreachableError) return { message: error.message, exitCode: 1 };
   if (error instanceof WorkflowNotFoundError) {
     // The server answers an Update or a Signal to a closed workflow with this same error;

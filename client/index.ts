@@ -3,10 +3,11 @@
  *
  *   import { parseClientEnv, connectClient, startSession, sendAndWait, watchSession } from './client';
  *
- * Errors a person should see as one line are `UsageError` (a bad argument) and
+ * Errors a person should see as one line are `ConfigError` (a bad argument or setting) and
  * `ServerUnreachableError`; `explainError` turns any other client error into that line.
  */
-export { ClientEnvSchema, parseClientEnv, UsageError, type ClientEnv } from './config';
+export { ConfigError } from '../config/config-error';
+export { ClientEnvSchema, parseClientEnv, type ClientEnv } from './config';
 export { explainError, ServerUnreachableError, type ExplainedError } from './errors';
 export {
   connectClient,

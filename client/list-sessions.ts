@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { SESSION_WORKFLOW } from '../workflows/api';
 import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from '../workflows/search-attributes';
-import { UsageError } from './config';
+import { ConfigError } from '../config/config-error';
 
 /**
  * What `list --status` filters on. `running`, `idle` and `failed` (the last turn failed,
@@ -52,7 +52,7 @@ export function sessionsQuery(options: Pick<ListOptions, 'taskQueue' | 'status'>
 /** Sessions from Temporal's visibility store (open ones first, then the most recently closed), read from the search attributes the session upserts. */
 export async function listSessions(client: Client, options: ListOptions): Promise<SessionSummary[]> {
   const limit = options.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be a whole number from 1 to 1000, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ConfigError(`--limit must be a whole number from 1 to 1000, got ${limit}`);
   const sessions: SessionSummary[] = [];
   for await (const info of client.workflow.list({ query: sessionsQuery(options), pageSize: Math.min(limit, 100) })) {
     sessions.push(summarize(info));

@@ -36,9 +36,9 @@ async function main(argv: string[], signal: AbortSignal): Promise<number> {
     console.log(commandHelp(summary));
     return 0;
   }
-  const [{ COMMANDS }, { parseClientEnv, UsageError }] = await Promise.all([import('./commands/index'), import('./config')]);
+  const [{ COMMANDS }, { parseClientEnv }, { ConfigError }] = await Promise.all([import('./commands/index'), import('./config'), import('../config/config-error')]);
   const command = COMMANDS.find((c) => c.name === name);
-  if (!command) throw new UsageError(`unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')}; try --help)`);
+  if (!command) throw new ConfigError(`unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')}; try --help)`);
   if (rest.includes('--help')) {
     console.log(commandHelp(command));
     return 0;

@@ -1,6 +1,4 @@
-import { ConfigError } from '../worker/config';
 import { mcpServerNames } from '../worker/mcp-config';
-import { UsageError } from './config';
 import type { StartOptions } from './sessions';
 
 /**
@@ -11,11 +9,6 @@ import type { StartOptions } from './sessions';
 export function defaultMcpServers(env: Record<string, string | undefined>): Pick<StartOptions, 'mcp'> {
   const file = env.AGENT_MCP_CONFIG;
   if (file === undefined || file === '') return {};
-  try {
-    const names = mcpServerNames(file);
-    return names.length > 0 ? { mcp: names } : {};
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  const names = mcpServerNames(file);
+  return names.length > 0 ? { mcp: names } : {};
 }

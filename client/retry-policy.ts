@@ -1,6 +1,6 @@
 import { setRetryPolicyUpdate, describeIssues, type RetryPolicyUpdate } from '../workflows/api';
 import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type SessionRetryPolicy } from '../workflows/retry-policy';
-import { UsageError } from './config';
+import { ConfigError } from '../config/config-error';
 import type { SessionHandle } from './sessions';
 
 /**
@@ -17,13 +17,13 @@ export function parseRetryPolicyArg(text: string): RetryPolicyUpdate {
   try {
     value = JSON.parse(trimmed);
   } catch {
-    throw new UsageError(`retry policy must be off, default or a JSON object, got ${JSON.stringify(text)}`);
+    throw new ConfigError(`retry policy must be off, default or a JSON object, got ${JSON.stringify(text)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError('retry policy JSON must be an object such as {"maxRetries":3}');
+    throw new ConfigError('retry policy JSON must be an object such as {"maxRetries":3}');
   }
   const parsed = RetryPolicySchema.safeParse({ ...DEFAULT_RETRY_POLICY, ...value });
-  if (!parsed.success) throw new UsageError(`invalid retry policy: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new ConfigError(`invalid retry policy: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }
 

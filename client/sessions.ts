@@ -26,7 +26,8 @@ import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '.
 import { clientTracingOptions } from '../worker/tracing-client';
 import { connectClientConnection } from '../connection/connect-client';
 import { ConnectionFailedError } from '../connection/errors';
-import { UsageError, type ClientEnv } from './config';
+import type { ClientEnv } from './config';
+import { ConfigError } from '../config/config-error';
 import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
 
@@ -64,7 +65,7 @@ export interface StartOptions extends SessionInput {
 export async function startSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
   const { workflowId, ...input } = options;
   const parsed = SessionInputSchema.safeParse(input);
-  if (!parsed.success) throw new UsageError(`invalid session options: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
   return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
     taskQueue: env.AGENT_TASK_QUEUE,
     workflowId: workflowId ?? `session-${randomUUID()}`,
@@ -84,7 +85,7 @@ export interface TurnResult {
 /** Sends a message and waits for its turn; a failed or cancelled turn is a result, not an exception. */
 export async function sendAndWait(handle: SessionHandle, text: string): Promise<TurnResult> {
   const message = SendMessageSchema.safeParse({ text });
-  if (!message.success) throw new UsageError(message.error.issues[0]?.message ?? 'invalid message');
+  if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
   try {
     const outcome = await handle.executeUpdate(sendUpdate, { args: [message.data] });
     return { status: outcome.status, turn: outcome.turn, ...(outcome.reason ? { reason: outcome.reason } : {}) };
@@ -140,7 +141,7 @@ export async function runOnce(
   options: StartOptions & { prompt: string; keep?: boolean; onProgress?: (line: string) => void },
 ): Promise<RunResult> {
   const { prompt, keep, onProgress, ...start } = options;
-  if (!SendMessageSchema.safeParse({ text: prompt }).success) throw new UsageError('--prompt must not be empty');
+  if (!SendMessageSchema.safeParse({ text: prompt }).success) throw new ConfigError('--prompt must not be empty');
   const handle = await startSession(client, env, start);
   const waiting = sendAndWait(handle, prompt);
   if (onProgress) await followProgress(client, handle, waiting, onProgress);
@@ -186,7 +187,7 @@ export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TA
   const [events, state] = await Promise.all([readLog(source), source.query(stateQuery)]);
   const { atSeq } = options;
   if (atSeq !== undefined && (atSeq < 0 || atSeq >= events.length)) {
-    throw new UsageError(`--at ${atSeq} is outside the source log (events 0..${events.length - 1})`);
+    throw new ConfigError(`--at ${atSeq} is outside the source log (events 0..${events.length - 1})`);
   }
   const kept = atSeq === undefined ? events : events.slice(0, atSeq + 1);
   return startSession(client, env, {

@@ -3,7 +3,7 @@ import { awaitTurnUpdate, cancelTurnUpdate, SendMessageSchema, sendUpdate } from
 import { conversationOf } from '../workflows/conversation';
 import type { Message } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
-import { UsageError } from './config';
+import { ConfigError } from '../config/config-error';
 import { turnOutcomeOf, type SessionHandle, type TurnResult } from './sessions';
 
 export interface SentMessage {
@@ -20,7 +20,7 @@ export interface SentMessage {
  */
 export async function sendMessage(handle: SessionHandle, text: string): Promise<SentMessage> {
   const message = SendMessageSchema.safeParse({ text });
-  if (!message.success) throw new UsageError(message.error.issues[0]?.message ?? 'invalid message');
+  if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
   const update = await handle.startUpdate(sendUpdate, { args: [message.data], waitForStage: WorkflowUpdateStage.ACCEPTED });
   const outcome = update.result().then(
     (o): TurnResult => ({ status: o.status, turn: o.turn }),

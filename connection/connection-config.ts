@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { z } from 'zod';
-import { ConnectionConfigError } from './errors';
+import { ConfigError } from '../config/config-error';
 import { settingNamer, type ConnectionSetting, type SettingNamer } from './setting-names';
 import { loadTlsMaterial } from './tls-material';
 
@@ -50,8 +50,8 @@ const ProfileSchema = z.object({
 const PROFILE_FIELDS: Record<keyof z.input<typeof ProfileSchema>, ConnectionSetting> = { address: 'address', namespace: 'namespace', apiKey: 'apiKey' };
 
 /**
- * Reads, checks and resolves the connection settings. Throws `ConnectionConfigError` with
- * one line naming the setting at fault.
+ * Reads, checks and resolves the connection settings. Throws `ConfigError` with
+ * one line naming every setting at fault.
  *
  * @param env the environment (default `process.env`); a blank variable counts as unset.
  */
@@ -59,16 +59,15 @@ export function loadConnectionConfig(env: Record<string, string | undefined> = p
   const vars = setVariables(env);
   const profileName = vars.TEMPORAL_PROFILE ?? 'default';
   if (vars.TEMPORAL_TLS !== undefined && !(BOOLEAN as readonly string[]).includes(vars.TEMPORAL_TLS)) {
-    throw new ConnectionConfigError('TEMPORAL_TLS: must be true or false');
+    throw new ConfigError('TEMPORAL_TLS: must be true or false');
   }
   const fileProfile = readProfile(vars, profileName, { disableEnv: true });
   const profile = readProfile(vars, profileName, {});
   const name = settingNamer(vars, profileName, keysOf(fileProfile));
   const parsed = ProfileSchema.safeParse({ address: profile.address, namespace: profile.namespace, apiKey: profile.apiKey });
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = PROFILE_FIELDS[issue?.path[0] as keyof typeof PROFILE_FIELDS] ?? 'address';
-    throw new ConnectionConfigError(`${name(field)}: ${issue?.message ?? 'invalid'}`);
+    const lines = parsed.error.issues.map((issue) => `${name(PROFILE_FIELDS[issue.path[0] as keyof typeof PROFILE_FIELDS] ?? 'address')}: ${issue.message}`);
+    throw new ConfigError([...new Set(lines)].join('; '));
   }
   const { address, namespace, apiKey } = parsed.data;
   const tls = profile.tls && loadTlsMaterial(profile.tls, name);
@@ -112,14 +111,14 @@ function readProfile(vars: Record<string, string>, profileName: string, options:
     if (file !== undefined) readableOrThrow(file);
     return loadClientConfigProfile({ ...options, overrideEnvVars: vars, ...(vars.TEMPORAL_PROFILE ? { profile: vars.TEMPORAL_PROFILE } : {}) });
   } catch (error) {
-    if (error instanceof ConnectionConfigError) throw error;
+    if (error instanceof ConfigError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     const where = file === undefined ? 'temporal.toml' : 'TEMPORAL_CONFIG_FILE';
-    if (/^Profile '.*' not found/.test(message)) throw new ConnectionConfigError(`TEMPORAL_PROFILE: no such profile in ${where}`);
+    if (/^Profile '.*' not found/.test(message)) throw new ConfigError(`TEMPORAL_PROFILE: no such profile in ${where}`);
     const line = (error as { line?: unknown }).line;
-    if (typeof line === 'number') throw new ConnectionConfigError(`${where}: not valid TOML (line ${line})`);
-    if (/^Cannot specify both/.test(message)) throw new ConnectionConfigError(`${where} [profile.${profileName}]: ${message}`);
-    throw new ConnectionConfigError(`${where}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+    if (typeof line === 'number') throw new ConfigError(`${where}: not valid TOML (line ${line})`);
+    if (/^Cannot specify both/.test(message)) throw new ConfigError(`${where} [profile.${profileName}]: ${message}`);
+    throw new ConfigError(`${where}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
   }
 }
 
@@ -127,7 +126,7 @@ function readableOrThrow(file: string): void {
   try {
     accessSync(file, constants.R_OK);
   } catch {
-    throw new ConnectionConfigError('TEMPORAL_CONFIG_FILE: no readable file there');
+    throw new ConfigError('TEMPORAL_CONFIG_FILE: no readable file there');
   }
 }
 

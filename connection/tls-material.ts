@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ClientConfigTLS, ConfigDataSource } from '@temporalio/envconfig';
-import { ConnectionConfigError } from './errors';
+import { ConfigError } from '../config/config-error';
 import type { SettingNamer } from './setting-names';
 
 /**
@@ -16,13 +16,13 @@ export function loadTlsMaterial(tls: ClientConfigTLS, name: SettingNamer): Clien
   const clientCert = tls.clientCert && readPem(tls.clientCert, name('clientCert'));
   const clientKey = tls.clientKey && readPem(tls.clientKey, name('clientKey'));
   if (serverCaCert) certificateOf(serverCaCert, name('serverCaCert'));
-  if (clientCert && !clientKey) throw new ConnectionConfigError(`${name('clientCert')} is set, but no client key (${name('clientKey')})`);
-  if (clientKey && !clientCert) throw new ConnectionConfigError(`${name('clientKey')} is set, but no client certificate (${name('clientCert')})`);
+  if (clientCert && !clientKey) throw new ConfigError(`${name('clientCert')} is set, but no client key (${name('clientKey')})`);
+  if (clientKey && !clientCert) throw new ConfigError(`${name('clientKey')} is set, but no client certificate (${name('clientCert')})`);
   if (clientCert && clientKey) {
     const certificate = certificateOf(clientCert, name('clientCert'));
     const key = privateKeyOf(clientKey, name('clientKey'));
     if (!certificate.checkPrivateKey(key)) {
-      throw new ConnectionConfigError(`${name('clientKey')}: the key does not belong to the client certificate (${name('clientCert')})`);
+      throw new ConfigError(`${name('clientKey')}: the key does not belong to the client certificate (${name('clientCert')})`);
     }
   }
   return {
@@ -40,7 +40,7 @@ function readPem(source: ConfigDataSource, setting: string): Uint8Array {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'the file cannot be read (permissions)' : `the file cannot be read (${code ?? 'error'})`;
-    throw new ConnectionConfigError(`${setting}: ${why}`);
+    throw new ConfigError(`${setting}: ${why}`);
   }
 }
 
@@ -48,7 +48,7 @@ function certificateOf(pem: Uint8Array, setting: string): X509Certificate {
   try {
     return new X509Certificate(pem);
   } catch {
-    throw new ConnectionConfigError(`${setting}: not a PEM certificate`);
+    throw new ConfigError(`${setting}: not a PEM certificate`);
   }
 }
 
@@ -56,6 +56,6 @@ function privateKeyOf(pem: Uint8Array, setting: string): KeyObject {
   try {
     return createPrivateKey(Buffer.from(pem));
   } catch {
-    throw new ConnectionConfigError(`${setting}: not a PEM private key (or one protected by a passphrase)`);
+    throw new ConfigError(`${setting}: not a PEM private key (or one protected by a passphrase)`);
   }
 }

@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { AesGcmCodec } from '../worker/encryption/aes-gcm-codec';
-import { EncryptionConfigError, encryptionKeyFromEnv } from '../worker/encryption/encryption-key';
+import { ConfigError, describeEnvIssues } from '../config/config-error';
+import { encryptionKeyFromEnv } from '../worker/encryption/encryption-key';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -166,9 +167,9 @@ const CodecServerEnvSchema = z.object({
 
 async function main(): Promise<void> {
   const key = encryptionKeyFromEnv(process.env);
-  if (!key) throw new EncryptionConfigError('set AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID to the worker\'s key: there is nothing to decode without them');
+  if (!key) throw new ConfigError('set AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID to the worker\'s key: there is nothing to decode without them');
   const parsed = CodecServerEnvSchema.safeParse(process.env);
-  if (!parsed.success) throw new EncryptionConfigError(`${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success) throw new ConfigError(describeEnvIssues(parsed.error));
   const server = await startCodecServer({ codec: new AesGcmCodec(key), port: parsed.data.CODEC_SERVER_PORT, corsOrigins: parsed.data.CODEC_SERVER_CORS_ORIGINS });
   console.log(`codec server: ${server.url} (key id "${key.id}", CORS for ${parsed.data.CODEC_SERVER_CORS_ORIGINS.join(', ')}). Ctrl-C stops it.`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.close().then(() => process.exit(0)));
@@ -177,7 +178,7 @@ async function main(): Promise<void> {
 const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
   main().catch((error: unknown) => {
-    console.error(error instanceof EncryptionConfigError ? `codec server: ${error.message}` : error);
+    console.error(error instanceof ConfigError ? `codec server: ${error.message}` : error);
     process.exit(1);
   });
 }

@@ -48,6 +48,26 @@ describe('a bad session setting on start and run', () => {
   });
 });
 
+describe('a bad client environment', () => {
+  it('names every bad variable, the connection\'s included, in one line and never their values', () => {
+    let message = '';
+    try {
+      parseClientEnv({ AGENT_MODEL: 'gpt-4o', AGENT_MAX_STEPS: 'many', TEMPORAL_ADDRESS: 'secret host:1' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.split('\n')).toHaveLength(1);
+    expect(message).toMatch(/^AGENT_MODEL: .*; AGENT_MAX_STEPS: .*; TEMPORAL_ADDRESS: must be host:port$/);
+    for (const value of ['gpt-4o', 'many', 'secret host']) expect(message).not.toContain(value);
+  });
+
+  it('stops the client with exit 2 and that one line', async () => {
+    const result = await cli(['list'], { AGENT_TASK_QUEUE: '', AGENT_TOOLS: 'calculator,rm_rf', AGENT_MAX_TOKENS: '-1' });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^client: AGENT_MAX_TOKENS: .*; AGENT_TOOLS: /)]);
+  });
+});
+
 describe('--help of start and run', () => {
   it.each(['start', 'run'])('%s --help lists every session flag with its default', async (command) => {
     const result = await cli([command, '--help']);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConnectionConfig } from '../connection/connection-config';
-import { ConnectionConfigError } from '../connection/errors';
+import { ConfigError } from '../config/config-error';
 import { makeTestCertificates, type TestCertificates } from './support/test-certificates';
 
 let certs: TestCertificates;
@@ -28,13 +28,13 @@ function errorFor(env: Record<string, string>, secret?: string): string {
   try {
     loadConnectionConfig(env);
   } catch (error) {
-    expect(error).toBeInstanceOf(ConnectionConfigError);
+    expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
     expect(message.split('\n')).toHaveLength(1);
     if (secret !== undefined) expect(message).not.toContain(secret);
     return message;
   }
-  throw new Error('expected a ConnectionConfigError');
+  throw new Error('expected a ConfigError');
 }
 
 describe('connection settings', () => {

@@ -18,7 +18,8 @@ import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { AesGcmCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../worker/encryption/aes-gcm-codec';
-import { EncryptionConfigError, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/encryption-key';
+import { ConfigError } from '../config/config-error';
+import { encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/encryption-key';
 import { sendUpdate } from '../workflows/api';
 import { searchableText } from './support/searchable-text';
 import { startWorkerProcess } from './support/worker-processes';
@@ -92,7 +93,7 @@ describe('AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(EncryptionConfigError);
+    expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
     if (env.AGENT_ENCRYPTION_KEY) expect((error as Error).message).not.toContain(env.AGENT_ENCRYPTION_KEY);
   });

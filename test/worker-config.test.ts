@@ -28,6 +28,28 @@ describe('worker configuration', () => {
     expect(() => parseWorkerEnv({ [name]: value })).not.toThrow(value);
   });
 
+  it('names every bad variable in one line, never their values', () => {
+    let message = '';
+    try {
+      parseWorkerEnv({ AGENT_SHUTDOWN_GRACE_MS: 'half-a-minute', OPENAI_BASE_URL: 'ftp://secret-host', AGENT_LOG_CACHE_MB: '-7' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.split('\n')).toHaveLength(1);
+    for (const name of ['AGENT_SHUTDOWN_GRACE_MS', 'OPENAI_BASE_URL', 'AGENT_LOG_CACHE_MB']) expect(message).toContain(`${name}: `);
+    for (const value of ['half-a-minute', 'secret-host', '-7']) expect(message).not.toContain(value);
+  });
+
+  it('stops npm run worker with one line naming a bad variable of the worker, of the connection and of the encryption key together', async () => {
+    const result = await runEntry('worker/main.ts', [], { AGENT_LOG_CACHE_MB: 'lots', TEMPORAL_ADDRESS: 'no-port-here', AGENT_ENCRYPTION_KEY_ID: 'k1' });
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^worker: AGENT_LOG_CACHE_MB: .*; TEMPORAL_ADDRESS: must be host:port; set both AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID, or neither$/);
+    expect(lines[0]).not.toContain('lots');
+    expect(lines[0]).not.toContain('no-port-here');
+  });
+
   it('needs both AGENT_DEPLOYMENT_NAME and AGENT_BUILD_ID for Worker Versioning, naming the missing one', () => {
     expect(() => parseWorkerEnv({ AGENT_DEPLOYMENT_NAME: 'agent' })).toThrow(/^AGENT_BUILD_ID: required with AGENT_DEPLOYMENT_NAME/);
     expect(() => parseWorkerEnv({ AGENT_BUILD_ID: 'v2' })).toThrow(/^AGENT_DEPLOYMENT_NAME: required with AGENT_BUILD_ID/);

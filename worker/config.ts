@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ConfigError, parseEnv } from '../config/config-error';
+import { TaskQueueEnvSchema } from '../config/task-queue';
 
 const url = (name: string, fallback: string) =>
   z
@@ -19,8 +21,7 @@ const flag = (name: string) =>
  * The worker's environment, parsed once at start. How it reaches Temporal (address,
  * namespace, TLS, API key, profile) is read by `connection/`, by Temporal's own conventions.
  */
-export const WorkerEnvSchema = z.object({
-  AGENT_TASK_QUEUE: z.string().min(1).default('agent'),
+export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url('ANTHROPIC_BASE_URL', 'https://api.anthropic.com'),
   OPENAI_API_KEY: z.string().min(1).optional(),
@@ -64,21 +65,11 @@ export const WorkerEnvSchema = z.object({
 });
 export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-/** One line per bad variable, naming it; never echoes a value, which may be a key. */
+/** Every bad variable in one line, each named; never echoes a value, which may be a key. */
 export function parseWorkerEnv(env: Record<string, string | undefined>): WorkerEnv {
-  const blankless = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = WorkerEnvSchema.safeParse(blankless);
-  if (parsed.success) {
-    const { AGENT_DEPLOYMENT_NAME: deployment, AGENT_BUILD_ID: buildId } = parsed.data;
-    if (deployment !== undefined && buildId === undefined) throw new ConfigError('AGENT_BUILD_ID: required with AGENT_DEPLOYMENT_NAME (Worker Versioning needs both)');
-    if (buildId !== undefined && deployment === undefined) throw new ConfigError('AGENT_DEPLOYMENT_NAME: required with AGENT_BUILD_ID (Worker Versioning needs both)');
-    return parsed.data;
-  }
-  const issue = parsed.error.issues[0];
-  const name = String(issue?.path[0] ?? 'environment');
-  throw new ConfigError(`${name}: ${issue?.message ?? 'invalid'}`);
+  const parsed = parseEnv(WorkerEnvSchema, env);
+  const { AGENT_DEPLOYMENT_NAME: deployment, AGENT_BUILD_ID: buildId } = parsed;
+  if (deployment !== undefined && buildId === undefined) throw new ConfigError('AGENT_BUILD_ID: required with AGENT_DEPLOYMENT_NAME (Worker Versioning needs both)');
+  if (buildId !== undefined && deployment === undefined) throw new ConfigError('AGENT_DEPLOYMENT_NAME: required with AGENT_BUILD_ID (Worker Versioning needs both)');
+  return parsed;
 }

@@ -3,12 +3,13 @@ import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
 import { connectWorkerConnection } from '../connection/connect-worker';
-import { ConnectionConfigError, ConnectionFailedError } from '../connection/errors';
-import { loadPriceTable, PriceFileError } from '../activities/llm/price-table';
-import { ConfigError, parseWorkerEnv, type WorkerEnv } from './config';
+import { ConnectionFailedError } from '../connection/errors';
+import { loadPriceTable } from '../activities/llm/price-table';
+import { ConfigError, readAllSettings } from '../config/config-error';
+import { parseWorkerEnv, type WorkerEnv } from './config';
 import { createAgentWorker } from './create-worker';
 import { loadMcpConfig } from './mcp-config';
-import { EncryptionConfigError, encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
+import { encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
 import { TracingConfigError, tracingConfigFromEnv } from './tracing-config';
@@ -16,14 +17,17 @@ import { startTracing } from './tracing-provider';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'register-search-attributes': { type: 'boolean', default: false } } });
-  const env = parseWorkerEnv(process.env);
+  // Every bad variable of the environment, the connection's and the encryption key's, in one line.
+  const [env, temporal, encryption] = readAllSettings([
+    () => parseWorkerEnv(process.env),
+    () => loadConnectionConfig(process.env),
+    // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
+    () => encryptionKeyFromEnv(process.env),
+  ]);
   // A bad MCP file stops the worker here, before it connects, in one line naming the server and the field.
   loadMcpConfig(env.AGENT_MCP_CONFIG, process.env);
-  const temporal = loadConnectionConfig(process.env);
   // Before connecting: a bad price file is a mistake of configuration, told in one line.
   const prices = loadPriceTable(env.AGENT_PRICES_FILE);
-  // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
-  const encryption = encryptionKeyFromEnv(process.env);
   // OpenTelemetry, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (worker/tracing-config.ts).
   const tracingConfig = tracingConfigFromEnv(process.env);
   const tracing = tracingConfig && (await startTracing(tracingConfig, 'durable-agent-worker'));
@@ -68,7 +72,7 @@ function firstLine(error: unknown): string {
 }
 
 /** Mistakes of configuration or of the namespace are one line; anything else keeps its stack. */
-const ONE_LINE_ERRORS = [ConfigError, EncryptionConfigError, ConnectionConfigError, ConnectionFailedError, NamespaceCheckError, PriceFileError, TracingConfigError];
+const ONE_LINE_ERRORS = [ConfigError, ConnectionFailedError, NamespaceCheckError, TracingConfigError];
 
 main().then(
   () => process.exit(0),

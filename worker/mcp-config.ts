@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { McpServerNameSchema } from '../workflows/tools/mcp-tools';
-import { ConfigError } from './config';
+import { ConfigError } from '../config/config-error';
 
 /**
  * The MCP servers of `AGENT_MCP_CONFIG`: a JSON file shaped like the `mcpServers` object

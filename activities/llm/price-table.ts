@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { ConfigError } from '../../config/config-error';
 import type { Usage } from '../../workflows/messages';
 import { BUILTIN_PRICES } from './prices';
 
@@ -33,10 +34,6 @@ export type PriceFile = z.infer<typeof PriceFileSchema>;
 
 export type PriceTable = ReadonlyMap<string, ModelPrice>;
 
-export class PriceFileError extends Error {
-  override name = 'PriceFileError';
-}
-
 /**
  * The built-in prices, with the file's entries replacing or adding to them. A bad file is
  * one line naming AGENT_PRICES_FILE and the entry, so the worker refuses to start rather
@@ -49,18 +46,18 @@ export function loadPriceTable(path?: string): PriceTable {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new PriceFileError(`AGENT_PRICES_FILE: cannot read ${JSON.stringify(path)}: ${(error instanceof Error ? error.message : String(error)).split(',')[0]}`);
+    throw new ConfigError(`AGENT_PRICES_FILE: cannot read ${JSON.stringify(path)}: ${(error instanceof Error ? error.message : String(error)).split(',')[0]}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    throw new PriceFileError(`AGENT_PRICES_FILE: ${JSON.stringify(path)} is not JSON`);
+    throw new ConfigError(`AGENT_PRICES_FILE: ${JSON.stringify(path)} is not JSON`);
   }
   const parsed = PriceFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new PriceFileError(`AGENT_PRICES_FILE: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'invalid'} (expected {"models": {"provider:model": {"input": USD, "output": USD, "cacheRead"?: USD, "cacheWrite"?: USD}}}, USD per million tokens)`);
+    throw new ConfigError(`AGENT_PRICES_FILE: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'invalid'} (expected {"models": {"provider:model": {"input": USD, "output": USD, "cacheRead"?: USD, "cacheWrite"?: USD}}}, USD per million tokens)`);
   }
   for (const [model, price] of Object.entries(parsed.data.models)) table.set(model, price);
   return table;

@@ -2,7 +2,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { agentSession } from '../../workflows/session';
 import { ModelRefSchema } from '../../workflows/model-ref';
-import { splitList, UsageError, type ClientEnv } from '../config';
+import { splitList, type ClientEnv } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';
 import { connectClient, type SessionHandle } from '../sessions';
 import { flushClientTracing } from '../../worker/tracing-client';
@@ -49,12 +50,12 @@ export function parseCommandArgs<const O extends OptionSpecs>(command: Command, 
   } catch (error) {
     // Node's message goes on, over several lines, about arguments starting with '-'; its first sentence is the point.
     const message = (error instanceof Error ? error.message : String(error)).split(/\.(?:\s|$)/)[0] ?? 'invalid arguments';
-    throw new UsageError(`${command.name}: ${message} (usage: ${command.synopsis})`);
+    throw new ConfigError(`${command.name}: ${message} (usage: ${command.synopsis})`);
   }
   const missing = positionals.slice(parsed.positionals.length);
-  if (missing.length > 0) throw new UsageError(`${command.name} needs ${missing.join(' and ')} (usage: ${command.synopsis})`);
+  if (missing.length > 0) throw new ConfigError(`${command.name} needs ${missing.join(' and ')} (usage: ${command.synopsis})`);
   if (parsed.positionals.length > positionals.length) {
-    throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[positionals.length]}" (usage: ${command.synopsis}; quote a message with spaces)`);
+    throw new ConfigError(`${command.name}: unexpected argument "${parsed.positionals[positionals.length]}" (usage: ${command.synopsis}; quote a message with spaces)`);
   }
   return parsed;
 }
@@ -76,20 +77,20 @@ export function sessionHandle(client: Client, workflowId: string): SessionHandle
 
 export function parseModel(model: string): string {
   const parsed = ModelRefSchema.safeParse(model);
-  if (!parsed.success) throw new UsageError(`bad --model "${model}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success) throw new ConfigError(`bad --model "${model}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   return parsed.data;
 }
 
 /** `a,b , c` → `['a', 'b', 'c']`; an empty list is a mistake. */
 export function parseList(option: string, text: string): string[] {
   const items = splitList(text);
-  if (items.length === 0) throw new UsageError(`${option} needs a comma-separated list, e.g. ${option} write_file,http_request`);
+  if (items.length === 0) throw new ConfigError(`${option} needs a comma-separated list, e.g. ${option} write_file,http_request`);
   return items;
 }
 
 export function parseWholeNumber(option: string, text: string, min: number, max: number): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text.trim()) || value < min || value > max) throw new UsageError(`${option} must be a whole number from ${min} to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text.trim()) || value < min || value > max) throw new ConfigError(`${option} must be a whole number from ${min} to ${max}, got "${text}"`);
   return value;
 }
 

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { UsageError } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';
 import { exportHistory } from '../sessions';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
@@ -13,13 +13,13 @@ export const historyCommand: Command = {
     'the format Worker.runReplayHistory loads: an incident becomes a replay test in one command.',
   async run(argv, { env }) {
     const { values, positionals } = parseCommandArgs(this, argv, { out: { type: 'string' } }, ['<id>']);
-    if (values.out === undefined || values.out === '') throw new UsageError('history needs --out FILE');
+    if (values.out === undefined || values.out === '') throw new ConfigError('history needs --out FILE');
     const [id = ''] = positionals;
     const file = path.resolve(values.out);
     return withClient(env, async (client) => {
       const json = await exportHistory(client, id);
       await writeFile(file, json).catch((error: unknown) => {
-        throw new UsageError(`cannot write ${values.out}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new ConfigError(`cannot write ${values.out}: ${error instanceof Error ? error.message : String(error)}`);
       });
       const events = (JSON.parse(json) as { events?: unknown[] }).events?.length ?? 0;
       if (values.json) printJson({ workflowId: id, file, events });

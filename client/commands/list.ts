@@ -1,4 +1,4 @@
-import { UsageError } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { ListStatusSchema, listSessions, type ListStatus } from '../list-sessions';
 import { bold, dim, formatCost } from '../output';
 import { parseCommandArgs, parseWholeNumber, printJson, withClient, type Command } from './command';
@@ -14,7 +14,7 @@ export const listCommand: Command = {
     let status: ListStatus | undefined;
     if (values.status !== undefined) {
       const parsed = ListStatusSchema.safeParse(values.status);
-      if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? '--status is invalid');
+      if (!parsed.success) throw new ConfigError(parsed.error.issues[0]?.message ?? '--status is invalid');
       status = parsed.data;
     }
     const limit = values.limit === undefined ? 20 : parseWholeNumber('--limit', values.limit, 1, 1000);

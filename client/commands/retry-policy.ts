@@ -1,4 +1,4 @@
-import { UsageError } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { describeRetryPolicy, parseRetryPolicyArg, setRetryPolicy } from '../retry-policy';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
 
@@ -11,7 +11,7 @@ export const retryPolicyCommand: Command = {
   async run(argv, { env }) {
     const { values, positionals } = parseCommandArgs(this, argv, {}, ['<id>', 'off|default|<json>']);
     const [id = '', text = ''] = positionals;
-    if (text === '') throw new UsageError('retry-policy needs off, default or a JSON object');
+    if (text === '') throw new ConfigError('retry-policy needs off, default or a JSON object');
     const policy = parseRetryPolicyArg(text);
     return withClient(env, async (client) => {
       const live = await patiently(env, setRetryPolicy(sessionHandle(client, id), policy));

@@ -1,6 +1,6 @@
 import { bold, dim, formatConversation, formatSpend, green, red } from '../output';
 import { runOnce, uiLink } from '../sessions';
-import { UsageError } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
 import { SESSION_OPTIONS, SESSION_OPTIONS_HELP, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
 
@@ -14,7 +14,7 @@ export const runCommand: Command = {
     SESSION_OPTIONS_HELP,
   async run(argv, { env }) {
     const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' }, keep: { type: 'boolean', default: false } }, []);
-    if (values.prompt === undefined) throw new UsageError('run needs --prompt TEXT');
+    if (values.prompt === undefined) throw new ConfigError('run needs --prompt TEXT');
     const options = sessionOptionsFrom(values, env);
     return withClient(env, async (client) => {
       const result = await runOnce(client, env, {

@@ -1,5 +1,5 @@
 import { SendMessageSchema, stateQuery } from '../../workflows/api';
-import { UsageError } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';
 import { readLog } from '../sessions';
 import { sendMessage, turnMessages } from '../turn-control';
@@ -19,7 +19,7 @@ export const sendCommand: Command = {
     const [id = '', text = ''] = positionals;
     // Checked before connecting: a command-line mistake should not wait for a network error.
     const message = SendMessageSchema.safeParse({ text });
-    if (!message.success) throw new UsageError(message.error.issues[0]?.message ?? 'invalid message');
+    if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
     return withClient(env, async (client) => {
       const handle = sessionHandle(client, id);
       if (!values.wait) {

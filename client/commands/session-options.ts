@@ -3,7 +3,8 @@ import { SessionInputSchema } from '../../workflows/api';
 import { SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
 import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
 import { durationMs } from '../../workflows/turn-limits';
-import { UsageError, type ClientEnv } from '../config';
+import type { ClientEnv } from '../config';
+import { ConfigError } from '../../config/config-error';
 import { parseRetryPolicyArg } from '../retry-policy';
 import type { StartOptions } from '../sessions';
 import { defaultMcpServers } from '../mcp-default';
@@ -44,7 +45,7 @@ type SettingName = keyof typeof SessionInputSchema.shape;
 /** Checks one setting with the session's own schema for it; `refusal` turns the schema's complaint into the line a person reads. */
 function checked<K extends SettingName>(name: K, value: unknown, refusal: (why: string) => string): StartOptions[K] {
   const parsed = SessionInputSchema.shape[name].safeParse(value);
-  if (!parsed.success) throw new UsageError(refusal(parsed.error.issues[0]?.message ?? 'invalid'));
+  if (!parsed.success) throw new ConfigError(refusal(parsed.error.issues[0]?.message ?? 'invalid'));
   return parsed.data as StartOptions[K];
 }
 
@@ -74,11 +75,11 @@ function toolTimeouts(entries: string[]): StartOptions['toolTimeouts'] {
   const timeouts: Record<string, number> = {};
   for (const entry of entries) {
     const match = /^\s*([^=\s]+)\s*=\s*(\S+)\s*$/.exec(entry);
-    if (!match) throw new UsageError(`--tool-timeout needs NAME=SECONDS, e.g. read_file=30, got ${JSON.stringify(entry)}`);
+    if (!match) throw new ConfigError(`--tool-timeout needs NAME=SECONDS, e.g. read_file=30, got ${JSON.stringify(entry)}`);
     const [, name = '', value = ''] = match;
     const known = ToolNameSchema.safeParse(name);
-    if (!known.success) throw new UsageError(`--tool-timeout: ${known.error.issues[0]?.message ?? 'unknown tool'}`);
-    if (name in timeouts) throw new UsageError(`--tool-timeout gives ${name} twice`);
+    if (!known.success) throw new ConfigError(`--tool-timeout: ${known.error.issues[0]?.message ?? 'unknown tool'}`);
+    if (name in timeouts) throw new ConfigError(`--tool-timeout gives ${name} twice`);
     timeouts[name] = millisecondsOf(value);
     checked('toolTimeouts', timeouts, () => `--tool-timeout ${name} must be ${secondsRange('toolTimeoutMs')}, got ${JSON.stringify(value)}`);
   }
@@ -92,7 +93,7 @@ function systemFile(path: string): Partial<StartOptions> {
   } catch (error) {
     // Node's message is `ENOENT: no such file or directory, open 'x'`: the part before the path is the reason.
     const reason = (error instanceof Error ? error.message : String(error)).split(',')[0];
-    throw new UsageError(`--system-file cannot read ${JSON.stringify(path)}: ${reason}`);
+    throw new ConfigError(`--system-file cannot read ${JSON.stringify(path)}: ${reason}`);
   }
   return { system: checked('system', system, (why) => `--system-file ${JSON.stringify(path)}: the system prompt ${why}`) };
 }
@@ -161,7 +162,7 @@ export const SESSION_FLAGS = {
       try {
         policy = parseRetryPolicyArg(v);
       } catch (error) {
-        throw new UsageError(`--retry-policy: ${error instanceof Error ? error.message : String(error)}`);
+        throw new ConfigError(`--retry-policy: ${error instanceof Error ? error.message : String(error)}`);
       }
       // `default` is what an absent policy means; `null` (off) is a policy of its own.
       return policy === 'default' ? {} : { retryPolicy: policy };
@@ -235,7 +236,7 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
     const flag: SessionFlag = SESSION_FLAGS[name];
     for (const [setting, settingValue] of Object.entries(flag.read(value))) {
       const other = setBy.get(setting);
-      if (other) throw new UsageError(`${other} and --${name} both set ${setting}; give one of them`);
+      if (other) throw new ConfigError(`${other} and --${name} both set ${setting}; give one of them`);
       setBy.set(setting, `--${name}`);
       Object.assign(fromFlags, { [setting]: settingValue });
     }

@@ -5,7 +5,7 @@ import { AesGcmCodec } from './aes-gcm-codec';
 import type { EncryptionKey } from './encryption-key';
 import { failureConverter } from './failure-converter';
 
-export { encryptionKeyFromEnv, EncryptionConfigError, type EncryptionKey } from './encryption-key';
+export { encryptionKeyFromEnv, type EncryptionKey } from './encryption-key';
 
 /**
  * The module that exports `failureConverter`, for the worker and its workflow bundle: `.ts`

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../../config/config-error';
 
 /**
  * The payload encryption key, from the environment of every process that reads or writes
@@ -19,10 +20,6 @@ export const KEY_BYTES = 32;
 export interface EncryptionKey {
   id: string;
   bytes: Buffer;
-}
-
-export class EncryptionConfigError extends Error {
-  override name = 'EncryptionConfigError';
 }
 
 const Base64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -46,7 +43,7 @@ const EncryptionEnvSchema = z
 
 /**
  * The key, or `undefined` when encryption is off. Blank variables count as unset, as in
- * the worker's other settings. Throws {@link EncryptionConfigError} naming the variable.
+ * the worker's other settings. Throws one {@link ConfigError} naming every bad variable.
  */
 export function encryptionKeyFromEnv(env: Record<string, string | undefined>): EncryptionKey | undefined {
   const picked = {
@@ -54,7 +51,7 @@ export function encryptionKeyFromEnv(env: Record<string, string | undefined>): E
     [ENCRYPTION_KEY_ID_ENV]: env[ENCRYPTION_KEY_ID_ENV] || undefined,
   };
   const parsed = EncryptionEnvSchema.safeParse(picked);
-  if (!parsed.success) throw new EncryptionConfigError(parsed.error.issues[0]?.message ?? 'invalid encryption settings');
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => issue.message).join('; '));
   const key = parsed.data[ENCRYPTION_KEY_ENV];
   const id = parsed.data[ENCRYPTION_KEY_ID_ENV];
   if (key === undefined || id === undefined) return undefined;
