@@ -23,12 +23,22 @@ export interface OtlpEndpoint {
   readonly spans: readonly ReceivedSpan[];
   /** The content types of the export requests, in order (`application/json`, `application/x-protobuf`). */
   readonly contentTypes: readonly string[];
+  /** Every export request as received (http/json) or decoded (http/protobuf), as JSON text: what a search for a secret must cover. */
+  readonly exports: readonly string[];
   /** Requests to anything but `POST /v1/traces`: a misrouted exporter fails the test that checks this. */
   readonly misrouted: readonly string[];
   close(): Promise<void>;
 }
 
-type AnyValue = { stringValue?: string; intValue?: number | string | { toString(): string }; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type AnyValue = {
+  stringValue?: string;
+  intValue?: number | string | { toString(): string };
+  doubleValue?: number;
+  boolValue?: boolean;
+  bytesValue?: string | number[];
+  arrayValue?: { values?: AnyValue[] };
+  kvlistValue?: { values?: KeyValue[] };
+};
 type KeyValue = { key: string; value?: AnyValue };
 interface OtlpSpan {
   traceId: string | Uint8Array;
@@ -52,6 +62,7 @@ interface ExportRequest {
 export async function startOtlpEndpoint(): Promise<OtlpEndpoint> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  const exports: string[] = [];
   const misrouted: string[] = [];
   const server = createServer((req, res) => {
     void (async () => {
@@ -64,6 +75,7 @@ export async function startOtlpEndpoint(): Promise<OtlpEndpoint> {
       const type = String(req.headers['content-type'] ?? '');
       contentTypes.push(type);
       const request = type.startsWith('application/json') ? (JSON.parse(body.toString('utf8')) as ExportRequest) : decodeProtobuf(body);
+      exports.push(JSON.stringify(request));
       spans.push(...flatten(request));
       res.writeHead(200, { 'content-type': type }).end(type.startsWith('application/json') ? '{}' : '');
     })().catch((error: unknown) => {
@@ -77,6 +89,7 @@ export async function startOtlpEndpoint(): Promise<OtlpEndpoint> {
     url: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    exports,
     misrouted,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -132,6 +145,9 @@ function unwrap(value: AnyValue | undefined): unknown {
   if (value.intValue !== undefined) return Number(String(value.intValue));
   if (value.doubleValue !== undefined) return value.doubleValue;
   if (value.boolValue !== undefined) return value.boolValue;
+  if (value.bytesValue !== undefined) return value.bytesValue;
   if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(unwrap);
-  return undefined;
+  if (value.kvlistValue !== undefined) return attributesOf(value.kvlistValue.values);
+  // An empty AnyValue: the attribute was sent without a value.
+  return null;
 }
