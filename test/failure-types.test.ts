@@ -5,7 +5,7 @@ import { MCP_ERROR_TYPES, NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYP
 import { FAILURE_TYPES, isFailureType } from '../workflows/failure-types';
 
 const root = path.join(import.meta.dirname, '..');
-const SOURCE_FOLDERS = ['activities', 'workflows', 'worker', 'client', 'connection'];
+const SOURCE_FOLDERS = ['activities', 'workflows', 'worker', 'client', 'config', 'connection'];
 const GROUPS: Record<string, Record<string, string>> = { WORKFLOW_ERROR_TYPES, MCP_ERROR_TYPES, TIMEOUT_ERROR_TYPES };
 
 /**
