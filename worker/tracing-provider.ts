@@ -19,7 +19,8 @@ export interface Tracing {
  * or, without it, `defaultServiceName`.
  */
 export async function startTracing(config: TracingConfig, defaultServiceName: string): Promise<Tracing> {
-  const [{ NodeTracerProvider }, { BatchSpanProcessor }, resources] = await Promise.all([
+  const [api, { NodeTracerProvider }, { BatchSpanProcessor }, resources] = await Promise.all([
+    import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/resources'),
@@ -31,6 +32,9 @@ export async function startTracing(config: TracingConfig, defaultServiceName: st
   const processor = new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
+  // A collector that refuses or cannot be reached loses spans: say so on stderr rather than
+  // silently, which is what the SDK does without a logger.
+  api.diag.setLogger(new api.DiagConsoleLogger(), api.DiagLogLevel.WARN);
   return { config, processor, resource, shutdown: () => provider.shutdown() };
 }
 
