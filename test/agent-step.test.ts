@@ -142,7 +142,7 @@ describe('a step that fails after its assistant message asked for tools', () => 
     expect(dispatched.some((d) => d.callId === 'toolu_d3')).toBe(false);
   });
 
-  it('gives a cancelled turn the same recovery and reports it as cancelled', async () => {
+  it('gives a cancelled turn the same compensation and reports it as cancelled', async () => {
     const { ref, model } = newModel('cancel');
     h.llm.script(model, {
       kind: 'tool_calls',

@@ -32,7 +32,7 @@ const openStep: NewSessionEvent[] = [
   { type: 'tool/result', turn: 1, step: 1, callId: 'a', name: 'calculator', code: 'ok', content: '1' },
 ];
 
-describe('recovery results for unanswered calls', () => {
+describe('compensation results for unanswered calls', () => {
   it('keeps recorded results, gives a recorded call TOOL_OUTCOME_UNKNOWN and an unrecorded one TOOL_NOT_STARTED, in call order', () => {
     const tracker = new PendingCallTracker(assistant);
     logOf(openStep).events.forEach((e) => tracker.observe(e));
@@ -50,7 +50,7 @@ describe('recovery results for unanswered calls', () => {
 });
 
 describe('crash-tail repair', () => {
-  it('closes an open step with recovery results, then step/end and turn/end marked interrupted', () => {
+  it('closes an open step with compensation results, then step/end and turn/end marked interrupted', () => {
     const log = logOf(openStep);
     repairOpenTail(log, 0);
     expect(log.events.slice(openStep.length).map((e) => [e.type, 'code' in e ? e.code : 'status' in e ? e.status : '', 'callId' in e ? e.callId : ''])).toEqual([

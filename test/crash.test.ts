@@ -1,7 +1,7 @@
 /**
  * A real worker PROCESS is killed with SIGKILL while sessions are at five different points
  * of a step, then a new worker process takes over. Each session must end in the state the
- * contract (decision record 000, issue 4) says: no completed tool ran twice, no recorded
+ * contract for unanswered tool calls (issue 4) says: no completed tool ran twice, no recorded
  * result was lost, and TOOL_OUTCOME_UNKNOWN appears exactly where the outcome is unknown.
  * The evidence is what the local servers saw: the scripted LLM's request log and the HTTP
  * target's.

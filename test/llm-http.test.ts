@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isAbortError, postStream, readBodyText, type PostStreamOptions } from '../activities/llm/http';
+import { isAbortError } from '../activities/llm/abort-error';
+import { postStream, readBodyText, type PostStreamOptions } from '../activities/llm/http';
 import { LlmError } from '../activities/llm/llm-error';
 
 /**

@@ -3,7 +3,7 @@ import { NON_RETRYABLE_LLM_ERROR_TYPES } from '../workflows/errors';
 import { DEFAULT_RETRY_POLICY, RETRY_LIMITS, RetryPolicySchema, SessionRetryPolicySchema, temporalRetryPolicyFor } from '../workflows/retry-policy';
 
 describe('the retry policy', () => {
-  it('defaults to the seed ladder: 1 s base, 30 s cap, 10 retries, 240 s budget, 60 s server-wait ceiling', () => {
+  it('defaults to the ladder: 1 s base, 30 s cap, 10 retries, 240 s budget, 60 s server-wait ceiling', () => {
     expect(DEFAULT_RETRY_POLICY).toEqual({ maxRetries: 10, baseDelayMs: 1_000, maxDelayMs: 30_000, budgetMs: 240_000, maxServerWaitMs: 60_000 });
     expect(RetryPolicySchema.parse(DEFAULT_RETRY_POLICY)).toEqual(DEFAULT_RETRY_POLICY);
   });

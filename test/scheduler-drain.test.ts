@@ -1,6 +1,6 @@
 /**
  * The scheduler drains every started call before it rejects, whatever broke: a dispatch
- * that throws synchronously, or a result that cannot be recorded. Recovery runs after the
+ * that throws synchronously, or a result that cannot be recorded. Compensation runs after the
  * rejection, so a call still in flight then would race it. Real worker, real activities,
  * on the shared dev server through TestWorkflowEnvironment.
  */

@@ -2,7 +2,11 @@ import type { AssistantMessage, ToolResultCode } from './messages';
 import type { SessionEvent } from './session-log';
 
 /**
- * Results for the tool calls a failed step left unanswered (decision record 000).
+ * Results for the tool calls a failed step left unanswered. Every tool call of a committed
+ * assistant message must have exactly one result before its step closes, or the next
+ * request is one that every provider rejects: a call recorded as dispatched but without a
+ * result gets TOOL_OUTCOME_UNKNOWN (it may have run, side effects included), a call
+ * that was never started gets TOOL_NOT_STARTED, and a recorded result is never replaced.
  *
  * One implementation serves both the live step driver, which compensates before it closes
  * a failed step, and crash-tail repair, which closes a log whose step never ended. Both

@@ -96,24 +96,21 @@ export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
 export const ToolResultCodeSchema = z.enum(['ok', 'error', 'TOOL_OUTCOME_UNKNOWN', 'TOOL_NOT_STARTED']);
 export type ToolResultCode = z.infer<typeof ToolResultCodeSchema>;
 
-export const UserMessageSchema = z.object({ role: z.literal('user'), text: z.string() });
-export type UserMessage = z.infer<typeof UserMessageSchema>;
+export interface UserMessage {
+  role: 'user';
+  text: string;
+}
 
-export const ToolResultMessageSchema = z.object({
-  role: z.literal('tool'),
-  toolCallId: z.string().min(1),
-  name: z.string().min(1),
-  code: ToolResultCodeSchema,
-  content: z.string(),
-});
-export type ToolResultMessage = z.infer<typeof ToolResultMessageSchema>;
+export interface ToolResultMessage {
+  role: 'tool';
+  toolCallId: string;
+  name: string;
+  code: ToolResultCode;
+  content: string;
+}
 
-export const MessageSchema = z.discriminatedUnion('role', [
-  UserMessageSchema,
-  AssistantMessageSchema.omit({ usage: true, stopReason: true, costUsd: true }),
-  ToolResultMessageSchema,
-]);
-export type Message = z.infer<typeof MessageSchema>;
+/** A message of the conversation as a provider is sent it: an assistant message without what only its reply carried. */
+export type Message = UserMessage | Omit<AssistantMessage, 'usage' | 'stopReason' | 'costUsd'> | ToolResultMessage;
 
 /** A tool as the model sees it: the JSON Schema is derived from the tool's zod schema. */
 export const ToolSpecSchema = z.object({
@@ -130,19 +127,19 @@ export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 export const ReasoningSchema = z.union([z.enum(['off', 'low', 'medium', 'high']), z.number().int().min(1_024).max(128_000)]);
 export type Reasoning = z.infer<typeof ReasoningSchema>;
 
-export const LlmRequestSchema = z.object({
+/** One request to a provider, built by the LLM activity from the session's log. */
+export interface LlmRequest {
   /** The provider's own model name, without the `provider:` prefix. */
-  model: z.string().min(1),
-  system: z.string().optional(),
-  messages: z.array(MessageSchema),
-  tools: z.array(ToolSpecSchema),
-  maxTokens: z.number().int().positive(),
+  model: string;
+  system?: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  maxTokens: number;
   /** Absent means `off`. */
-  reasoning: ReasoningSchema.optional(),
+  reasoning?: Reasoning;
   /**
    * Present when the session caches its prompt prefix (the default): the key OpenAI routes
    * cached prefixes by (the session id). Absent: no cache breakpoints, no key.
    */
-  promptCacheKey: z.string().min(1).optional(),
-});
-export type LlmRequest = z.infer<typeof LlmRequestSchema>;
+  promptCacheKey?: string;
+}

@@ -39,7 +39,7 @@ export const RetryPolicySchema = z
   .refine((p) => p.maxDelayMs >= p.baseDelayMs, { message: 'maxDelayMs must be at least baseDelayMs', path: ['maxDelayMs'] });
 export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
 
-/** The seed's ladder: 1, 2, 4, 8, 16, 30 s cap, 10 retries, 240 s from the first failure, 60 s server-wait ceiling. */
+/** The default ladder: 1, 2, 4, 8, 16, 30 s cap, 10 retries, 240 s from the first failure, 60 s server-wait ceiling. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   maxRetries: 10,
   baseDelayMs: 1_000,

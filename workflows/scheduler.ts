@@ -25,8 +25,8 @@ export interface SchedulerHooks {
  *
  * Read-only calls run in parallel up to `concurrency`; a side-effecting call runs alone,
  * in call order, after everything before it has settled. At the first failure no new call
- * starts, every started call is drained, and only then does this reject: recovery in the
- * step driver therefore never races a dispatch that is still live.
+ * starts, every started call is drained, and only then does this reject: compensation in
+ * the step driver therefore never races a dispatch that is still live.
  */
 export async function runToolCalls(calls: readonly ScheduledCall[], hooks: SchedulerHooks): Promise<void> {
   const inFlight = new Set<Promise<void>>();

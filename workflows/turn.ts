@@ -57,7 +57,8 @@ export async function runTurn(rt: TurnRuntime, turn: number, text: string, scope
  * One step: the LLM call, the committed assistant message, then its tool calls.
  *
  * If anything fails after the assistant message is committed, every call it asked for gets
- * a result before the step is closed (decision record 000): recorded but unanswered calls
+ * a result before the step is closed, so the conversation stays one a provider accepts
+ * (the compensation block, workflows/compensation.ts): recorded but unanswered calls
  * get TOOL_OUTCOME_UNKNOWN, calls never recorded get TOOL_NOT_STARTED, recorded results
  * stay as they are. Then step/end records the failure and the original error propagates.
  */

@@ -2,9 +2,8 @@
  * The caller's signal aborted the call: the turn or the workflow was cancelled.
  *
  * It is a type of its own, and not an `LlmError`, because an abort is not a provider
- * failure and must never be retried. undici reports an abort as a socket-ish error, and
- * the seed's load-bearing lesson is that a classifier that sees it first turns every
- * Esc into a retryable `network_error`. So everything in this folder checks
+ * failure and must never be retried. undici reports an abort as a socket-ish error, so a
+ * classifier that sees it first would turn every Esc into a retryable `network_error`. So everything in this folder checks
  * `signal.aborted` BEFORE classifying, and throws this instead.
  */
 const BRAND = Symbol.for('durable-agent-worker.LlmAbortError');

@@ -4,8 +4,6 @@ import { LlmAbortError } from './abort-error';
 import { classifyNetworkError } from './classify';
 import { endpointLabel, LlmError } from './llm-error';
 
-export { isAbortError, LlmAbortError } from './abort-error';
-
 export interface PostStreamOptions {
   /** Injected, never the global one: tests point it at a local server or a MockAgent. */
   dispatcher: Dispatcher;

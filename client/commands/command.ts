@@ -27,11 +27,15 @@ export interface CommandContext {
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
-/** Accepted by every command (`--help` is answered before a command runs). `--json` makes stdout one stable JSON document (`watch`: one per line). */
+/**
+ * Accepted by every command. `--json` makes stdout one stable JSON document (`watch`: one
+ * per line). `--verbose` is read by client/main.ts, which prints stack traces with it; it is
+ * listed here so a command's strict parse accepts it. `--help` never reaches a command:
+ * client/main.ts answers it first.
+ */
 export const COMMON_OPTIONS = {
   json: { type: 'boolean', default: false },
   verbose: { type: 'boolean', default: false },
-  help: { type: 'boolean', default: false },
 } as const satisfies OptionSpecs;
 
 type ParsedCommand<O extends OptionSpecs> = ReturnType<
