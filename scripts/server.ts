@@ -76,6 +76,11 @@ export const DEFAULT_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'history.transferProcessorMaxPollRPS': 1000,
 };
 
+/** `--dynamic-config-value KEY=JSON` pairs for `temporal server start-dev`. */
+export function dynamicConfigArgs(config: Readonly<Record<string, unknown>>): string[] {
+  return Object.entries(config).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]);
+}
+
 const STOP_GRACE_MS = 10_000;
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
@@ -95,9 +100,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const key of searchAttributes) args.push('--search-attribute', `${key.name}=${CLI_TYPE_NAMES[key.type]}`);
-  for (const [key, value] of Object.entries(dynamicConfig)) {
-    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
-  }
+  args.push(...dynamicConfigArgs(dynamicConfig));
   args.push(...(options.extraArgs ?? []));
 
   const address = `${ip}:${port}`;

@@ -1,17 +1,20 @@
 /**
  * Runs once per `vitest run`, in the main process, before any test file: installs the
  * Temporal binaries if needed and starts ONE dev server that every test file shares
- * (each test isolates itself with its own task queue and workflow ids).
+ * (each test isolates itself with its own task queue and workflow ids), with
+ * `TestWorkflowEnvironment.createLocal` on the pinned `temporal` binary (`existing-path`).
+ * One server for the run rather than one per file: on two cores each start costs seconds.
  *
  * The server listens on a free port, never 7233, so a developer's own `npm run server`
  * keeps running beside the tests. Its history lives in memory and goes with it.
  *
  * Set TEMPORAL_TEST_ADDRESS to run the tests against a server you already have.
  */
-import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { TestProject } from 'vitest/node';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/server';
-import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../scripts/temporal-binaries';
+import { DEFAULT_DYNAMIC_CONFIG, dynamicConfigArgs, findFreePort } from '../scripts/server';
+import { temporalCliPath, temporalTestServerPath } from '../scripts/temporal-binaries';
+import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,25 +34,30 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [cliPath, testServerPath] = await Promise.all([temporalCliPath(), temporalTestServerPath()]);
 
-  let server: DevServer | undefined;
+  let env: TestWorkflowEnvironment | undefined;
   let address = process.env.TEMPORAL_TEST_ADDRESS;
   let uiUrl = '';
   if (address === undefined || address === '') {
     const [port, uiPort] = await Promise.all([findFreePort(), findFreePort()]);
-    server = await startDevServer({
-      ip: '127.0.0.1',
-      port,
-      uiPort,
-      executable: cliPath,
-      // The server's chatter would interleave with the test report; kept for post-mortems.
-      output: { file: path.join(PROJECT_ROOT, 'test-results', 'temporal-dev-server.log') },
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: cliPath },
+        ip: '127.0.0.1',
+        port,
+        ui: true,
+        uiPort,
+        searchAttributes: [...AGENT_SEARCH_ATTRIBUTES],
+        // Only errors: the server's chatter would interleave with the test report.
+        log: { format: 'json', level: 'error' },
+        extraArgs: dynamicConfigArgs(DEFAULT_DYNAMIC_CONFIG),
+      },
     });
-    address = server.address;
-    uiUrl = server.uiUrl ?? '';
+    address = env.address;
+    uiUrl = `http://127.0.0.1:${uiPort}`;
   }
 
   project.provide('temporalAddress', address);
-  project.provide('temporalNamespace', server?.namespace ?? 'default');
+  project.provide('temporalNamespace', env?.namespace ?? 'default');
   project.provide('temporalUiUrl', uiUrl);
   project.provide('temporalCliPath', cliPath);
   project.provide('temporalTestServerPath', testServerPath);
@@ -60,6 +68,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.TEMPORAL_TEST_SERVER_PATH = testServerPath;
 
   return async () => {
-    await server?.stop();
+    await env?.teardown();
   };
 }
