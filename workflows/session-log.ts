@@ -14,7 +14,6 @@ export type FailureSummary = z.infer<typeof FailureSummarySchema>;
 
 /** `interrupted` is written only by crash-tail repair: the step did not fail, its worker or its session did. */
 export const EndStatusSchema = z.enum(['completed', 'failed', 'cancelled', 'interrupted']);
-export type EndStatus = z.infer<typeof EndStatusSchema>;
 
 const at = { seq: z.number().int().nonnegative(), at: z.number() };
 const turnRef = { turn: z.number().int().positive() };
@@ -59,7 +58,6 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
-export type SessionEventType = SessionEvent['type'];
 export const SessionLogSchema = z.array(SessionEventSchema);
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -45,12 +45,6 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, PROVIDER_TOOL_NAME_MAX);
 }
 
-export const MCP_TOOL_PREFIX = 'mcp__';
-
-export function isMcpToolName(name: string): boolean {
-  return name.startsWith(MCP_TOOL_PREFIX);
-}
-
 export interface ListMcpToolsRequest {
   servers: string[];
 }
