@@ -67,7 +67,7 @@ export async function pendingActivities(client: Client, description: WorkflowExe
  * or the kind of timeout Temporal gave it (`heartbeat_timeout`, not the provider's 408
  * `timeout`).
  */
-function lastFailureType(failure: temporal.api.failure.v1.IFailure): string {
+export function lastFailureType(failure: temporal.api.failure.v1.IFailure): string {
   const raised = failure.applicationFailureInfo?.type;
   if (raised) return raised;
   const timeout = failure.timeoutFailureInfo ? decodeTimeoutType(failure.timeoutFailureInfo.timeoutType) : undefined;

@@ -1,6 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { encodeTimeoutType } from '@temporalio/common';
+import { lastFailureType } from '../client/progress';
 import { MCP_ERROR_TYPES, NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYPES, TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../workflows/errors';
 import { FAILURE_TYPES, isFailureType } from '../workflows/failure-types';
 
@@ -129,5 +131,14 @@ describe('the failure catalogue', () => {
     for (const file of ['activities/llm/activity.ts', 'activities/tools/tool-activities.ts', 'activities/mcp/mcp-failure.ts', 'workflows/session.ts', 'workflows/repair.ts']) {
       expect(sites.some((s) => s.file === file), file).toBe(true);
     }
+  });
+});
+
+describe("a pending activity's last failure, as the client prints it", () => {
+  it('is the type the activity raised, or the kind of timeout, never the provider 408 type', () => {
+    expect(lastFailureType({ applicationFailureInfo: { type: 'rate_limit' } })).toBe('rate_limit');
+    expect(lastFailureType({ timeoutFailureInfo: { timeoutType: encodeTimeoutType('HEARTBEAT') } })).toBe('heartbeat_timeout');
+    expect(lastFailureType({ timeoutFailureInfo: { timeoutType: encodeTimeoutType('START_TO_CLOSE') } })).toBe('start_to_close_timeout');
+    expect(lastFailureType({ message: 'the server gave no kind' })).toBe('internal_error');
   });
 });
