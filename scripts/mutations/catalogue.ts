@@ -15,6 +15,8 @@ export interface Mutation {
   killers: readonly string[];
   /** Narrows the run to the tests that matter (vitest `-t`), to keep the check short. */
   testNamePattern?: string;
+  /** Its tests take tens of seconds: left out of `--quick`, the cut CI runs. */
+  slow?: true;
 }
 
 export const MUTATIONS: readonly Mutation[] = [
@@ -204,5 +206,96 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    throw error;\n',
     killers: ['test/bad-input.test.ts'],
     testNamePattern: 'error result the model reads',
+  },
+  {
+    name: 'encryption-off',
+    breaks: 'with a key set, payloads leave the worker and the client in plain text',
+    file: 'worker/encryption/aes-gcm-codec.ts',
+    find: '  async encode(payloads: Payload[]): Promise<Payload[]> {\n    return payloads.map(',
+    replace: '  async encode(payloads: Payload[]): Promise<Payload[]> {\n    if (payloads.length > 0) return payloads;\n    return payloads.map(',
+    killers: ['test/encryption.test.ts'],
+    testNamePattern: 'stores ciphertext only',
+  },
+  {
+    name: 'log-copy-unproven',
+    breaks: "the LLM call sends the worker's copy of the log without checking it against the step's digest",
+    file: 'activities/llm/session-log-cache.ts',
+    find: '    if (held?.digests[uptoSeq] === digest) {',
+    replace: '    if (held !== undefined) {',
+    killers: ['test/log-cache.test.ts'],
+  },
+  {
+    name: 'blocked-prompt-is-success',
+    breaks: 'a Gemini prompt blocked by its filters comes back as an empty answer instead of content_blocked',
+    file: 'activities/llm/providers/gemini.ts',
+    find: "typeof chunk.promptFeedback.blockReason === 'string'",
+    replace: "typeof chunk.promptFeedback.blockReason === 'number'",
+    killers: ['test/llm-real-streams.test.ts'],
+  },
+  {
+    name: 'no-message-cache-breakpoint',
+    breaks: 'the newest stable message gets no Anthropic cache breakpoint, so the conversation is never cached',
+    file: 'activities/llm/providers/anthropic.ts',
+    find: '    blocks[i] = { ...block, cache_control: CACHE_CONTROL };',
+    replace: '    blocks[i] = block;',
+    killers: ['test/provider-fidelity-sessions.test.ts'],
+    testNamePattern: 'breakpoints',
+  },
+  {
+    name: 'budget-never-reached',
+    breaks: 'a session over its budget goes on calling the model',
+    file: 'workflows/budget.ts',
+    find: '    if (usd !== undefined && (spend.costUsd === null || spend.costUsd >= usd * share)) return true;\n    return tokens !== undefined && tokensOf(spend) >= tokens * share;',
+    replace: '    return false;',
+    killers: ['test/budget.test.ts'],
+    testNamePattern: 'exactly the requests',
+  },
+  {
+    name: 'repeat-guard-off',
+    breaks: 'an identical tool call repeated past --max-repeats runs again',
+    file: 'workflows/turn-limits.ts',
+    find: '  if (limit === undefined) return undefined;\n  let newest',
+    replace: '  if (limit !== -1) return undefined;\n  let newest',
+    killers: ['test/turn-limits.test.ts'],
+    testNamePattern: 'identical call',
+  },
+  {
+    name: 'trace-ids-from-main-stream',
+    breaks: "a turn's span ids come from the sandbox's main random stream, which Queries draw live but not on replay",
+    file: 'workflows/trace-spans.ts',
+    find: "  return getRandomStream('durable-agent-trace-ids').with(fn);",
+    replace: '  return fn();',
+    killers: ['test/tracing.test.ts'],
+    slow: true,
+  },
+  {
+    name: 'namespace-unchecked',
+    breaks: 'a worker on a namespace without the search attributes polls, and every session fails its first task',
+    file: 'worker/namespace-check.ts',
+    find: '  if (gaps.missing.length === 0) return [];',
+    replace: '  if (gaps.missing.length >= 0) return [];',
+    killers: ['test/namespace-check.test.ts'],
+    testNamePattern: 'stops before polling',
+    slow: true,
+  },
+  {
+    name: 'mcp-read-only-hint-ignored',
+    breaks: "an MCP tool the server marks readOnlyHint runs alone and unretried, as if it changed things",
+    file: 'activities/mcp/list-tools.ts',
+    find: "  return tool.annotations?.readOnlyHint === true ? 'read_only' : 'side_effecting';",
+    replace: "  return 'side_effecting';",
+    killers: ['test/mcp-tools.test.ts'],
+    testNamePattern: 'read-only lane',
+    slow: true,
+  },
+  {
+    name: 'shutdown-without-deadline',
+    breaks: 'a worker told to stop with its server gone waits far past AGENT_SHUTDOWN_GRACE_MS',
+    file: 'worker/shutdown-deadline.ts',
+    find: '    }, graceMs).unref();',
+    replace: '    }, graceMs * 100).unref();',
+    killers: ['test/worker-shutdown.test.ts'],
+    testNamePattern: 'server is gone',
+    slow: true,
   },
 ];

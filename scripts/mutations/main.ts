@@ -1,5 +1,6 @@
 /**
- * `npm run test:mutations [-- NAME…]`: proves the tests bite. Each mutation in the
+ * `npm run test:mutations [-- [--quick] NAME…]`: proves the tests bite (`--quick`, CI's cut,
+ * leaves out the mutations marked slow). Each mutation in the
  * catalogue breaks one promise in a temporary copy of the tree, and the test files that
  * prove that promise must then fail. The unbroken copy runs those files first: a mutation
  * is killed when a test that passed unbroken fails broken, so a test that fails anyway
@@ -22,10 +23,14 @@ type Verdict = 'killed' | 'SURVIVED' | 'ERROR';
 const LOGS = path.join(PROJECT_ROOT, 'test-results', 'mutations');
 
 async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const wanted = args.filter((a) => a !== '--quick');
   const unknown = wanted.filter((name) => !MUTATIONS.some((m) => m.name === name));
   if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}; known: ${MUTATIONS.map((m) => m.name).join(', ')}`);
-  const selected = wanted.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => wanted.includes(m.name));
+  const named = wanted.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => wanted.includes(m.name));
+  const selected = quick ? named.filter((m) => !m.slow) : named;
+  if (quick) console.log(`mutations: --quick leaves out ${named.length - selected.length} slow one(s): ${named.filter((m) => m.slow).map((m) => m.name).join(', ')}`);
 
   await rm(LOGS, { recursive: true, force: true });
   await mkdir(LOGS, { recursive: true });
