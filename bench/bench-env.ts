@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { connectClientConnection } from '../connection/connect-client';
 import { loadConnectionConfig } from '../connection/connection-config';
-import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer, type DevServerOptions } from '../scripts/server';
+import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer, type DevServerOptions } from '../scripts/dev-server';
 import type { ScriptedLlm } from '../scripts/scripted-llm/server';
 import type { Bundles } from './bundles';
 import { spawnBenchWorker, type BenchWorker } from './worker-handle';

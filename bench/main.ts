@@ -13,7 +13,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { createToolRunner } from '../activities/tools';
 import { startScriptedLlm } from '../scripts/scripted-llm/server';
-import { DEFAULT_DYNAMIC_CONFIG } from '../scripts/server';
+import { DEFAULT_DYNAMIC_CONFIG } from '../scripts/dev-server';
 import { temporalCliPath } from '../scripts/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
 import { buildBundles } from './bundles';

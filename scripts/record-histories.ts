@@ -13,7 +13,7 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import { startLocalAgent, type LocalAgent } from './local-agent';
-import { findFreePort, startDevServer } from './server';
+import { findFreePort, startDevServer } from './dev-server';
 import { PROJECT_ROOT } from './temporal-binaries';
 
 const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'fixtures', 'histories');

@@ -21,7 +21,7 @@ import { endSession, readLog, sendAndWait, startSession, type SessionHandle } fr
 import type { RetryPolicy } from '../workflows/retry-policy';
 import type { SessionEvent } from '../workflows/session-log';
 import { startHttpTarget, type HttpTarget } from './http-target';
-import { findFreePort, startDevServer, type DevServer } from './server';
+import { findFreePort, startDevServer, type DevServer } from './dev-server';
 import { duplicateSideEffects, sessionViolations, type SessionEvidence } from './soak/invariants';
 import { startSoakRig, type SoakRig, type WorkerMode } from './soak/rig';
 import { planSession, seededRandom } from './soak/scenarios';

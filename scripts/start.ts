@@ -13,9 +13,10 @@ import { connectClient, runOnce, uiLink } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
 import { connectClientConnection } from '../connection/connect-client';
 import type { TemporalConnectionConfig } from '../connection/connection-config';
-import { DEFAULT_DB_FILE, startDevServer, type DevServer } from './server';
+import { DEFAULT_DB_FILE, startDevServer, type DevServer } from './dev-server';
 import { PROJECT_ROOT } from './temporal-binaries';
 import { spawnWorker, type WorkerProcess } from './worker-process';
+import { flushClientTracing } from '../worker/tracing-client';
 
 const DEMO_MODEL = 'scripted-demo';
 const DEMO_PROMPT = 'What is (17 + 25) * 2? Use the calculator.';
@@ -49,6 +50,8 @@ async function main(): Promise<number> {
     const model = llm ? `anthropic:${DEMO_MODEL}` : env.AGENT_MODEL;
     step(`demo session on ${model}: ${JSON.stringify(DEMO_PROMPT)}`);
     const client = await connectClient(env);
+    // Stops run last-pushed first: the connection closes, then the client's spans are exported.
+    stops.push(flushClientTracing);
     stops.push(() => client.connection.close());
     const result = await runOnce(client, env, { model, prompt: DEMO_PROMPT, onProgress: (line) => console.log(dim(`  … ${line}`)) });
 

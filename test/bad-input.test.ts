@@ -14,7 +14,7 @@ import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../workflows/ap
 import type { SessionEvent } from '../workflows/session-log';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
 import { startLocalAgent, type LocalAgent } from '../scripts/local-agent';
-import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer } from '../scripts/server';
+import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { startHarness, type Harness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/server';
+import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { runEntry, type CliResult } from './support/cli';

@@ -13,7 +13,7 @@ import { loadConnectionConfig } from '../connection/connection-config';
 import { connectClient, endSession, exportHistory, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { startCodecServer, type CodecServer } from '../scripts/codec-server';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/server';
+import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';

@@ -10,7 +10,7 @@ import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/server';
+import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';

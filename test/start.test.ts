@@ -3,8 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../scripts/server';
+import { findFreePort } from '../scripts/dev-server';
 import { runEntry } from './support/cli';
+import { startOtlpEndpoint } from './support/otlp-endpoint';
 
 let dir: string;
 beforeAll(async () => {
@@ -38,6 +39,19 @@ describe('npm start', () => {
     expect(result.stdout).toContain('turn completed');
     expect(result.stdout).toContain(`Temporal UI ${env.TEMPORAL_UI_URL}/namespaces/default/workflows/session-`);
     // Above the 180 s the run itself may take, so that limit, not vitest's default, is what fails.
+  }, 240_000);
+
+  it('with an OTLP endpoint set: exports the client’s spans before it exits', async () => {
+    const endpoint = await startOtlpEndpoint();
+    try {
+      // A batch schedule far beyond the run, so only the flush on the way out can export the spans.
+      const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '600000' };
+      const result = await runEntry('scripts/start.ts', ['--once'], { ...(await startEnv('traced')), ...tracing }, 180_000);
+      expect(result.code, result.stderr).toBe(0);
+      expect(endpoint.spans.filter((s) => s.service === 'durable-agent-client').map((s) => s.name)).toContain('StartWorkflowUpdate:send');
+    } finally {
+      await endpoint.close();
+    }
   }, 240_000);
 
   it('keeps the UI up after the demo: the printed link answers, and Ctrl-C stops everything', async () => {

@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/server';
+import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { temporalCliPath } from '../scripts/temporal-binaries';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
