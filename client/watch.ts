@@ -119,7 +119,7 @@ export async function watchSession(client: Client, handle: SessionHandle, option
         await drainLog();
         return end('done');
       }
-      if (options.untilIdle && state.status === 'idle' && state.queued === 0) {
+      if (options.untilIdle && (state.status === 'idle' || state.status === 'failed') && state.queued === 0) {
         // The turn may have closed between the two reads above: read its last events.
         await drainLog();
         return end('idle');

@@ -58,12 +58,14 @@ describe('--budget-usd', () => {
     const log = await readLog(handle(id));
     expect(log.filter((e) => e.type === 'tool/result' && e.step === 3).map((e) => e.type === 'tool/result' && e.code)).toEqual(['ok']);
     expect(log.filter((e) => e.type === 'step/end').at(-1)).toMatchObject({ step: 4, status: 'failed', failure: { type: 'budget_exceeded' } });
-    expect((await handle(id).query(stateQuery)).status).toBe('idle');
+    // The same status as the AgentStatus search attribute: idle, its last turn failed.
+    expect((await handle(id).query(stateQuery)).status).toBe('failed');
 
     const raised = await cli('budget', id, '--usd', '1');
     expect(raised.code, raised.stderr).toBe(0);
     expect(raised.stdout.trim()).toBe(`budget of ${id}: $0.3000 of $1.0000 · 300000 tokens (no token limit)`);
     expect(await sendAndWait(handle(id), 'go on')).toMatchObject({ status: 'completed' });
+    expect((await handle(id).query(stateQuery)).status).toBe('idle');
     expect(h.llm.requests({ model })).toHaveLength(4);
     await handle(id).terminate('test cleanup');
   });

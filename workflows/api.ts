@@ -129,7 +129,8 @@ export interface PendingApproval {
 }
 
 export interface SessionState {
-  status: 'idle' | 'running' | 'ended';
+  /** `failed`: idle, and its last turn did not complete (the same value as the AgentStatus search attribute). */
+  status: 'idle' | 'running' | 'failed' | 'ended';
   model: string;
   system?: string;
   turn: number;

@@ -122,8 +122,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'retries-back-after-continue-as-new',
     breaks: 'a session that switched retries off retries again after it continued as new',
-    file: 'workflows/session.ts',
-    find: `config.continued\n    ? config.continued.retryPolicy\n    : config.retryPolicy === undefined\n      ? 'default'\n      : config.retryPolicy;`,
+    file: 'workflows/session-state.ts',
+    find: `config.continued\n      ? config.continued.retryPolicy\n      : config.retryPolicy === undefined\n        ? 'default'\n        : config.retryPolicy;`,
     replace: `config.continued?.retryPolicy ?? (config.retryPolicy === undefined ? 'default' : config.retryPolicy);`,
     killers: ['test/ladder-departures.test.ts'],
     testNamePattern: 'continues as new',
@@ -201,7 +201,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'tool-result-too-large-fails-turn',
     breaks: 'a tool result above 2 MiB fails the turn instead of becoming an error result the model reads',
-    file: 'workflows/session.ts',
+    file: 'workflows/tool-dispatch.ts',
     find: '    if (!isPayloadsTooLarge(error)) throw error;\n',
     replace: '    throw error;\n',
     killers: ['test/bad-input.test.ts'],

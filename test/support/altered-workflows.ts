@@ -45,23 +45,23 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
 /** The recorded step: search attributes (status, step count) upserted, then the LLM activity scheduled. */
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
   {
-    file: 'session.ts',
+    file: 'session-runtime.ts',
     find: `        state.step = event.step;
-        publishStatus();`,
+        publishStatus(state);`,
     replace: `        state.step = event.step;`,
   },
   {
-    file: 'session.ts',
+    file: 'session-runtime.ts',
     find: `      return llm.callLlm.executeWithOptions(`,
     replace: `      const scheduled = llm.callLlm.executeWithOptions(`,
   },
   {
-    file: 'session.ts',
-    find: `logDigest: log.digest, retryPolicy: livePolicy() }],
+    file: 'session-runtime.ts',
+    find: `logDigest: log.digest, retryPolicy: state.livePolicy() }],
       );`,
-    replace: `logDigest: log.digest, retryPolicy: livePolicy() }],
+    replace: `logDigest: log.digest, retryPolicy: state.livePolicy() }],
       );
-      publishStatus();
+      publishStatus(state);
       return scheduled;`,
   },
 ];
@@ -74,5 +74,5 @@ export const TIMER_FIRST: Edit[] = [
     replace: `export async function agentSession(input: SessionInput): Promise<SessionResult> {
   await sleep(1);`,
   },
-  { file: 'session.ts', find: `  setHandler,\n`, replace: `  setHandler,\n  sleep,\n` },
+  { file: 'session.ts', find: `  patched,\n`, replace: `  patched,\n  sleep,\n` },
 ];

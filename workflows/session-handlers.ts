@@ -1,0 +1,129 @@
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import {
+  ApprovalDecisionSchema,
+  RetryPolicyUpdateSchema,
+  SendMessageSchema,
+  awaitTurnUpdate,
+  cancelTurnUpdate,
+  decideApprovalUpdate,
+  endUpdate,
+  logQuery,
+  parseOrThrow,
+  refreshToolsUpdate,
+  sendUpdate,
+  setBudgetUpdate,
+  setRetryPolicyUpdate,
+  stateQuery,
+  type SessionConfig,
+  type TurnOutcome,
+} from './api';
+import type { ApprovalGate } from './approval-gate';
+import { BudgetUpdateSchema, type BudgetGuard } from './budget';
+import { WORKFLOW_ERROR_TYPES } from './errors';
+import { llmSettingsQuery, retryPolicyQuery, type LlmSettings } from './llm-call';
+import { logPage, LOG_PAGE_BYTES } from './log-pages';
+import type { SessionLog } from './session-log';
+import { settingsInForce } from './session-settings';
+import type { SessionState } from './session-state';
+import type { TurnTraces } from './trace-spans';
+import type { McpSessionTools } from './tools/mcp-session';
+
+/** The parts of a session its Updates and Queries read and change. */
+export interface SessionParts {
+  config: SessionConfig;
+  log: SessionLog;
+  state: SessionState;
+  settings: LlmSettings;
+  approvals: ApprovalGate;
+  budget: BudgetGuard;
+  mcpTools: McpSessionTools;
+  turnTraces: TurnTraces;
+}
+
+/** Registers the session's Updates and Queries; each changes only the state it names. */
+export function setSessionHandlers({ config, log, state, settings, approvals, budget, mcpTools, turnTraces }: SessionParts): void {
+  const awaitOutcome = async (turn: number): Promise<TurnOutcome> => {
+    await condition(() => state.outcomes.has(turn));
+    const outcome = state.outcomes.get(turn) as TurnOutcome;
+    if (outcome.status !== 'completed') throw turnFailure(outcome);
+    return outcome;
+  };
+
+  setHandler(
+    sendUpdate,
+    async (message) => {
+      const turn = state.enqueue(message.text);
+      turnTraces.requested(turn);
+      return awaitOutcome(turn);
+    },
+    {
+      validator: (message) => {
+        parseOrThrow(SendMessageSchema, message, 'message');
+        if (state.endRequested) throw new Error('the session is ending and accepts no more messages');
+      },
+    },
+  );
+  setHandler(awaitTurnUpdate, ({ turn }) => awaitOutcome(turn), {
+    validator: (arg) => {
+      if (!Number.isInteger(arg?.turn) || arg.turn < 1 || arg.turn >= state.nextTurn) throw new Error(`no turn ${String(arg?.turn)} in this session`);
+    },
+  });
+  setHandler(cancelTurnUpdate, () => {
+    if (!state.current) return { cancelled: false };
+    state.current.scope.cancel();
+    return { cancelled: true, turn: state.current.turn };
+  });
+  setHandler(
+    setRetryPolicyUpdate,
+    (update) => {
+      state.retryPolicy = parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy');
+      return state.livePolicy();
+    },
+    { validator: (update) => void parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy') },
+  );
+  setHandler(setBudgetUpdate, (update) => budget.set(parseOrThrow(BudgetUpdateSchema, update, 'budget')), {
+    validator: (update) => void parseOrThrow(BudgetUpdateSchema, update, 'budget'),
+  });
+  setHandler(decideApprovalUpdate, (decision) => approvals.decide(decision), {
+    validator: (decision) => approvals.assertKnown(parseOrThrow(ApprovalDecisionSchema, decision, 'approval decision').callId),
+  });
+  setHandler(endUpdate, () => {
+    state.endRequested = true;
+  });
+  setHandler(logQuery, (options) => logPage(log.events, options?.fromSeq ?? 0, Math.min(options?.maxBytes ?? LOG_PAGE_BYTES, LOG_PAGE_BYTES)));
+  setHandler(stateQuery, () => ({
+    status: state.status(),
+    model: config.model,
+    ...(config.system === undefined ? {} : { system: config.system }),
+    turn: state.current?.turn ?? state.nextTurn - 1,
+    step: state.step,
+    stepsTaken: state.stepsTaken,
+    phase: state.phase,
+    queued: state.queue.length,
+    retryPolicy: state.retryPolicy,
+    pendingApprovals: approvals.pending(),
+    events: log.length,
+    runs: config.continued?.runs ?? 1,
+    ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
+    settings: settingsInForce(config),
+    spend: state.spend,
+    budget: budget.budget,
+  }));
+  setHandler(llmSettingsQuery, () => settings);
+  setHandler(refreshToolsUpdate, () => mcpTools.refresh(), {
+    validator: () => {
+      if (mcpTools.servers.length === 0) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
+    },
+  });
+  setHandler(retryPolicyQuery, () => state.livePolicy());
+}
+
+/** A turn that did not complete fails its `send` and `awaitTurn` Updates with its own failure. */
+function turnFailure(outcome: TurnOutcome): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: outcome.failure?.type ?? WORKFLOW_ERROR_TYPES.internal,
+    message: `turn ${outcome.turn} ${outcome.status}: ${outcome.failure?.message ?? 'no reason recorded'}`,
+    nonRetryable: true,
+    details: [outcome],
+  });
+}

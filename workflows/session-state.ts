@@ -1,0 +1,96 @@
+import { upsertSearchAttributes, type CancellationScope } from '@temporalio/workflow';
+import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } from './api';
+import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from './retry-policy';
+import { AgentCostUsd, AgentStatus, AgentStepCount } from './search-attributes';
+import type { SessionEvent } from './session-log';
+import { spendOf, type Spend } from './spend';
+
+export type SessionStatus = SessionStateView['status'];
+
+/** A user message accepted by `send`, waiting for its turn. */
+export interface QueuedMessage {
+  turn: number;
+  text: string;
+}
+
+/**
+ * What one run of a session knows beside its log: the messages waiting, the turns closed,
+ * the turn running, and whether an end was asked for. Its status is read here only, so the
+ * `state` query and the search attributes never disagree.
+ */
+export class SessionState {
+  readonly queue: QueuedMessage[] = [];
+  /** Turns closed in an earlier run (or in the session forked from) answer `awaitTurn` too. */
+  readonly outcomes: Map<number, TurnOutcome>;
+  nextTurn: number;
+  turnsRun: number;
+  current: { turn: number; scope: CancellationScope } | undefined;
+  endRequested = false;
+  lastTurnFailed = false;
+  phase: SessionStateView['phase'] = 'idle';
+  /** The step running now, or the last one. */
+  step = 0;
+  stepsTaken: number;
+  spend: Spend;
+  retryPolicy: SessionRetryPolicy | 'default';
+
+  constructor(config: SessionConfig, events: readonly SessionEvent[]) {
+    this.outcomes = new Map(events.flatMap((e) => (e.type === 'turn/end' ? [[e.turn, outcomeOf(e)] as const] : [])));
+    this.nextTurn = Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1;
+    this.turnsRun = config.continued?.turnsRun ?? 0;
+    this.stepsTaken = events.filter((e) => e.type === 'step/start').length;
+    this.spend = spendOf(events, config.fork?.carriedSpend);
+    // A carried `null` is the user's "no retries" and must survive continue-as-new, so only
+    // an absent `continued` falls back to the input's policy (`??` would read `null` as absent).
+    this.retryPolicy = config.continued
+      ? config.continued.retryPolicy
+      : config.retryPolicy === undefined
+        ? 'default'
+        : config.retryPolicy;
+  }
+
+  status(): SessionStatus {
+    return this.current ? 'running' : this.endRequested ? 'ended' : this.lastTurnFailed ? 'failed' : 'idle';
+  }
+
+  /** A message is queued or an end was asked for: the session has something to do. */
+  hasWork(): boolean {
+    return this.queue.length > 0 || this.endRequested;
+  }
+
+  livePolicy(): SessionRetryPolicy {
+    return this.retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : this.retryPolicy;
+  }
+
+  enqueue(text: string): number {
+    const turn = this.nextTurn++;
+    this.queue.push({ turn, text });
+    return turn;
+  }
+
+  turnStarted(turn: number, scope: CancellationScope): void {
+    this.current = { turn, scope };
+  }
+
+  turnEnded(outcome: TurnOutcome): void {
+    this.current = undefined;
+    this.phase = 'idle';
+    this.turnsRun++;
+    this.lastTurnFailed = outcome.status !== 'completed';
+    this.outcomes.set(outcome.turn, outcome);
+  }
+}
+
+/** Upserts the session's status and step count, and its cost once a priced call has cost something. */
+export function publishStatus(state: SessionState): void {
+  upsertSearchAttributes([
+    { key: AgentStatus, value: state.status() },
+    { key: AgentStepCount, value: state.stepsTaken },
+    // Only once a priced call has cost something: sessions without one upsert what they always did.
+    ...(state.spend.costUsd ? [{ key: AgentCostUsd, value: state.spend.costUsd }] : []),
+  ]);
+}
+
+function outcomeOf(e: Extract<SessionEvent, { type: 'turn/end' }>): TurnOutcome {
+  return { turn: e.turn, status: e.status === 'interrupted' ? 'failed' : e.status, ...(e.reason ? { reason: e.reason } : {}), ...(e.failure ? { failure: e.failure } : {}) };
+}
