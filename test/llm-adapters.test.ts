@@ -75,15 +75,16 @@ describe.each(PROVIDERS)('$provider adapter', ({ provider, baseUrl, keyHeader, k
     return { dispatcher: agent, baseUrl: baseUrl(), apiKey: API_KEY, signal: new AbortController().signal, idleTimeoutMs: 5_000, ...over };
   }
 
-  it('streams a text reply into one complete assistant message', async () => {
+  it('streams a text reply into one complete assistant message, with the model the stream says answered', async () => {
     const text = 'The quick brown fox jumps over the lazy dog.';
-    const model = scripted({ kind: 'text', text, chunkSize: 5, usage: { inputTokens: 11, outputTokens: 7 } });
+    const model = scripted({ kind: 'text', text, chunkSize: 5, usage: { inputTokens: 11, outputTokens: 7 }, answeredBy: 'answering-snapshot-20250929' });
     expect(await stream(request(model), call())).toEqual({
       role: 'assistant',
       text,
       toolCalls: [],
       stopReason: 'end_turn',
       usage: { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+      responseModel: 'answering-snapshot-20250929',
     });
   });
 

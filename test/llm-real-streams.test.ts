@@ -92,6 +92,7 @@ const VERTEX_PARTIAL_ARGS = [
 describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthropic adapter', () => {
   it('anthropic-text: text, end_turn, and the usage of message_delta', async () => {
     const m = await play('anthropic-text.chunks.txt', 'anthropic');
+    expect(m.responseModel).toBe('claude-sonnet-4-5-20250929');
     expect(m.text).toBe("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?");
     expect(m).toMatchObject({ toolCalls: [], stopReason: 'end_turn' });
     expect(m.usage).toEqual({ inputTokens: 12, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
@@ -105,6 +106,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
       text: 'Hello, World!',
       toolCalls: [],
       stopReason: 'end_turn',
+      responseModel: 'claude-3-haiku-20240307',
       usage: { inputTokens: 17, outputTokens: 227, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -116,6 +118,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
       text: 'pong',
       toolCalls: [],
       stopReason: 'end_turn',
+      responseModel: 'claude-opus-4-5-20251101',
       usage: { inputTokens: 61, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -127,12 +130,14 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
       text: "I'll update the issue list for you.",
       toolCalls: [{ id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP', name: 'updateIssueList', input: {} }],
       stopReason: 'tool_use',
+      responseModel: 'claude-sonnet-4-5-20250929',
       usage: { inputTokens: 565, outputTokens: 48, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
 
   it('issue-11719: a ping before the first delta, an empty first input_json_delta, escaped quotes, unknown `caller`', async () => {
     const m = await play('anthropic-issue-11719-quoted-tool-input.chunks.txt', 'anthropic');
+    expect(m.responseModel).toBe('claude-sonnet-4-5-20250929');
     expect(m).toEqual({
       role: 'assistant',
       text: '',
@@ -154,6 +159,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
         },
       ],
       stopReason: 'tool_use',
+      responseModel: 'claude-sonnet-4-5-20250929',
       usage: { inputTokens: 912, outputTokens: 118, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -169,6 +175,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
         { id: 'toolu_01XkU35z8BVWqqc9tijDuLrA', name: 'searchDocs', input: { query: 'gamma' } },
       ],
       stopReason: 'tool_use',
+      responseModel: 'claude-sonnet-4-5-20250929',
       usage: { inputTokens: 798, outputTokens: 110, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -182,6 +189,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
         { id: 'toolu_01KFbKqPYSuAKujiL6mTfzYA', name: 'json', input: { elements: [{ location: 'San Francisco', temperature: 58, condition: 'sunny' }] } },
       ],
       stopReason: 'tool_use',
+      responseModel: 'claude-haiku-4-5-20251001',
       usage: { inputTokens: 849, outputTokens: 47, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -189,6 +197,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
   it('reasoning-summarized: the thinking and its signature are kept apart from the answer, thinking tokens counted', async () => {
     const fixture = 'anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt';
     const m = await play(fixture, 'anthropic');
+    expect(m.responseModel).toBe('claude-sonnet-5');
     expect(m.text).toHaveLength(539);
     expect(sha256(m.text)).toBe('efa2248983f0be275b6aea96b9cea99b5a908e0220411580a142fc9aad28b59a');
     expect(m.text.startsWith('# Finding GCD(1071, 462) Using the Euclidean Algorithm\n\n## Step 1: Divide 1071 by 462')).toBe(true);
@@ -214,6 +223,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
   it('reasoning-generic: a thinking block with no visible thinking still keeps its signature', async () => {
     const fixture = 'anthropic-claude-sonnet-5-reasoning-generic.chunks.txt';
     const m = await play(fixture, 'anthropic');
+    expect(m.responseModel).toBe('claude-sonnet-5');
     expect(m.text).toHaveLength(890);
     expect(sha256(m.text)).toBe('743d722b500ea724f26643c72a928902c646b8e33d9543f822c8f15a4003d9e7');
     expect(m.text.endsWith('confirming the answer. ✅')).toBe(true);
@@ -225,6 +235,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
   it('spliced thinking then tools: the next request sends the thinking block back unchanged, before the tool_use blocks', async () => {
     const fixture = 'anthropic-spliced-thinking-then-tools.chunks.txt';
     const m = await play(fixture, 'anthropic');
+    expect(m.responseModel).toBe('claude-sonnet-5');
     expect(m.toolCalls.map((c) => [c.id, c.input])).toEqual([
       ['toolu_01LtEf4h1QW7KCKLsYMuhTNB', { query: 'alpha' }],
       ['toolu_016tfZE7otAFSBjhc67wu189', { query: 'beta' }],
@@ -245,6 +256,7 @@ describe.skipIf(!fixturesPresent)('recorded Anthropic streams through the Anthro
 describe.skipIf(!fixturesPresent)('recorded OpenAI streams through the OpenAI adapter', () => {
   it('openai-text: usage: null on every chunk, "" role content, the final usage chunk with choices: []', async () => {
     const m = await play('openai-text.chunks.txt', 'openai');
+    expect(m.responseModel).toBe('gpt-4.1-nano-2025-04-14');
     expect(m.text).toHaveLength(1724);
     expect(sha256(m.text)).toBe('53b2d9e583d02b3ff0a0e83be5beb61ce1d16ccddc7ab9f033e72ec8ef55c8e4');
     expect(m.text.startsWith('**Holiday Name:** Harmony Day\n\n**Date:** Celebrated annually on the first Saturday of May')).toBe(true);
@@ -260,6 +272,7 @@ describe.skipIf(!fixturesPresent)('recorded OpenAI streams through the OpenAI ad
       text: 'PRE_TOOL',
       toolCalls: [{ id: 'call_NZa7xqfefoaMI2YYHowVXVlU', name: 'weather', input: {} }],
       stopReason: 'tool_use',
+      responseModel: 'gpt-4o-2024-08-06',
       usage: { inputTokens: 58, outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -274,6 +287,7 @@ describe.skipIf(!fixturesPresent)('recorded OpenAI streams through the OpenAI ad
         { id: 'call_DNYTawLBoN8fj3KN6qU9N1Ou', name: 'get_stock_price', input: { ticker: 'AAPL', exchange: 'NASDAQ' } },
       ],
       stopReason: 'tool_use',
+      responseModel: 'gpt-4o-2024-08-06',
       usage: { inputTokens: 149, outputTokens: 60, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
@@ -285,12 +299,14 @@ describe.skipIf(!fixturesPresent)('recorded OpenAI streams through the OpenAI ad
       text: '',
       toolCalls: [{ id: 'call_c91SqDXlYFuETYv8mUHzz6pp', name: 'GetWeatherArgs', input: { city: 'Edinburgh', country: 'UK', units: 'c' } }],
       stopReason: 'tool_use',
+      responseModel: 'gpt-4o-2024-08-06',
       usage: { inputTokens: 76, outputTokens: 24, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     });
   });
 
   it('non-ASCII text (°C) split inside its UTF-8 bytes', async () => {
     const m = await play('oai-json-text-nonascii-d61558011839.chunks.txt', 'openai');
+    expect(m.responseModel).toBe('gpt-4o-2024-08-06');
     expect(m.text).toHaveLength(608);
     expect(sha256(m.text)).toBe('fd5dc0f04c4dbdf7a7465109587b4676163ecab5bfb02c8ad7998d0d671656e5');
     expect(m.text).toContain('"temperature": "18°C"');
@@ -314,6 +330,7 @@ describe.skipIf(!fixturesPresent)('recorded Gemini streams through the Gemini ad
       text,
       toolCalls: [],
       stopReason: 'end_turn',
+      responseModel: 'gemini-3-pro-preview',
       usage: { inputTokens: 9, outputTokens: 23 + 185, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 185 },
       providerData: { provider: 'google', parts: [{ type: 'text', chars: text.length }, { type: 'text', chars: 0, thoughtSignature: signature }] },
     });
@@ -323,6 +340,7 @@ describe.skipIf(!fixturesPresent)('recorded Gemini streams through the Gemini ad
   it('google-reasoning: thinking tokens counted as output and as reasoning, the closing signature sent back as it came', async () => {
     const fixture = 'google-reasoning.chunks.txt';
     const m = await play(fixture, 'google');
+    expect(m.responseModel).toBe('gemini-3-pro-preview');
     const text = 'There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.';
     const signature = recorded(fixture, 2, (v: { candidates: { content: { parts: { thoughtSignature: string }[] } }[] }) => v.candidates[0]!.content.parts[0]!.thoughtSignature);
     expect(m.text).toBe(text);
@@ -343,6 +361,7 @@ describe.skipIf(!fixturesPresent)('recorded Gemini streams through the Gemini ad
         text: '',
         toolCalls: [{ id: geminiId, name: 'weather', input: { location: 'San Francisco' } }],
         stopReason: 'tool_use',
+        responseModel: 'gemini-3-pro-preview',
         usage: { inputTokens: 29, outputTokens: 15 + thoughts, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: thoughts },
         providerData: { provider: 'google', parts: [{ type: 'call', index: 0, thoughtSignature: signature }] },
       });

@@ -88,6 +88,12 @@ export const AssistantMessageSchema = z.object({
    * price there (unknown, never 0). Absent in messages recorded before costs were.
    */
   costUsd: z.number().nonnegative().nullable().optional(),
+  /**
+   * The model that answered, as the provider's stream named it (an alias such as
+   * `claude-sonnet-4-5` is answered by a dated snapshot). Absent when the stream named
+   * none, and in messages recorded before it was kept.
+   */
+  responseModel: z.string().min(1).optional(),
   /** Absent when the reply carried nothing the provider needs back. */
   providerData: ProviderDataSchema.optional(),
 });
@@ -110,7 +116,7 @@ export interface ToolResultMessage {
 }
 
 /** A message of the conversation as a provider is sent it: an assistant message without what only its reply carried. */
-export type Message = UserMessage | Omit<AssistantMessage, 'usage' | 'stopReason' | 'costUsd'> | ToolResultMessage;
+export type Message = UserMessage | Omit<AssistantMessage, 'usage' | 'stopReason' | 'costUsd' | 'responseModel'> | ToolResultMessage;
 
 /** A tool as the model sees it: the JSON Schema is derived from the tool's zod schema. */
 export const ToolSpecSchema = z.object({

@@ -7,7 +7,7 @@ import { runToolCalls, type ScheduledCall } from './scheduler';
 import type { FailureSummary, NewSessionEvent, SessionEvent } from './session-log';
 import type { ToolClass } from './tools/tool-definition';
 import type { ToolOutcome } from './tools/tool-outcome';
-import { genAiRequestAttributes, genAiResponseAttributes } from './gen-ai-attributes';
+import { genAiRequestAttributes, genAiResponseAttributes, genAiSpanName } from './gen-ai-attributes';
 import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
 
 /** What a turn needs from its session: the log, the activities, and the session's settings. */
@@ -71,7 +71,7 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
     rt.setPhase('llm', step);
     await rt.admitLlmCall(turn, step);
     // One span per LLM call; Temporal's interceptor adds one per attempt under it.
-    const message = await inSpan(`chat ${rt.model}`, genAiRequestAttributes(rt.model), currentTraceContext(), () => rt.callLlm(turn, step), (reply) =>
+    const message = await inSpan(genAiSpanName(rt.model), genAiRequestAttributes(rt.model), currentTraceContext(), () => rt.callLlm(turn, step), (reply) =>
       genAiResponseAttributes(rt.model, reply),
     );
     rt.append({ type: 'assistant', turn, step, message });

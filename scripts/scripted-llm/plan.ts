@@ -67,6 +67,7 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
   const defaultStop = reply.kind === 'tool_calls' ? 'tool_use' : 'end_turn';
   return {
     model,
+    answeredBy: reply.answeredBy ?? model,
     textPieces: pieces(text, chunkSize),
     thinking: ('thinking' in reply ? reply.thinking : undefined) ?? DEFAULT_THINKING,
     calls,

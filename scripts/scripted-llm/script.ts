@@ -23,6 +23,9 @@ import { z } from 'zod';
  * - `usage`         `{ inputTokens, outputTokens }` (and optionally `cacheReadTokens`,
  *                   `cacheWriteTokens`, `reasoningTokens`, parts of those totals) to report
  *                   instead of the estimate (about one token per four characters).
+ * - `answeredBy`    the model name the stream says answered (Anthropic `message.model`,
+ *                   OpenAI each chunk's `model`, Gemini `modelVersion`) instead of the one
+ *                   requested, as a provider answers an alias with a dated snapshot.
  *
  * Text and tool-call replies also take `thinking`: the model's visible reasoning, streamed
  * before the answer when the request turns thinking on (Anthropic `thinking`, Gemini
@@ -44,6 +47,7 @@ const ReplyOptions = {
     .optional(),
   hold: z.boolean().optional(),
   holdTimeoutMs: z.number().int().positive().optional(),
+  answeredBy: z.string().min(1).optional(),
   usage: z
     .strictObject({
       /** All the input, cached or not. */

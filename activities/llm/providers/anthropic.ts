@@ -1,6 +1,6 @@
 import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning, StopReason, ToolCall } from '../../../workflows/messages';
 import { classifyStreamError } from '../classify';
-import { assistantMessage, isPlainObject, tokenCount, toolInputFromText, toolInputFromValue } from './assistant-message';
+import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText, toolInputFromValue } from './assistant-message';
 import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
 import { stableTools } from './stable-tools';
 import { mergeTurns, type Turn } from './turns';
@@ -139,6 +139,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
   const thinking = new Map<number, AnthropicThinkingBlock>();
   const raw: RawUsage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0, thinking_tokens: 0 };
   let stopReason: StopReason = 'end_turn';
+  let responseModel: string | undefined;
   let stopped = false;
 
   for await (const ev of events) {
@@ -149,6 +150,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
       case 'message_start':
         // Sent twice by some gateways; the second one says the same.
         readUsage(raw, isPlainObject(data.message) && isPlainObject(data.message.usage) ? data.message.usage : {});
+        responseModel = (isPlainObject(data.message) ? modelName(data.message.model) : undefined) ?? responseModel;
         break;
       case 'content_block_start': {
         const block = isPlainObject(data.content_block) ? data.content_block : {};
@@ -218,6 +220,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
       cacheWriteTokens: raw.cache_creation_input_tokens,
       reasoningTokens: raw.thinking_tokens,
     },
+    responseModel,
     ...(thinkingBlocks.length > 0 ? { providerData: { provider: PROVIDER, thinking: thinkingBlocks } } : {}),
   });
 };

@@ -38,7 +38,15 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
  * wire said: Gemini always says `STOP`, and older Ollama builds say `stop` beside
  * `tool_calls`, and the workflow must not read either as "the model is done".
  */
-export function assistantMessage(parts: { text: string; toolCalls: ToolCall[]; stopReason: StopReason; usage: Required<Usage>; providerData?: ProviderData }): AssistantMessage {
+export function assistantMessage(parts: {
+  text: string;
+  toolCalls: ToolCall[];
+  stopReason: StopReason;
+  usage: Required<Usage>;
+  /** The model the stream said answered; empty or absent when it named none. */
+  responseModel?: string | undefined;
+  providerData?: ProviderData;
+}): AssistantMessage {
   const stopReason = parts.toolCalls.length > 0 && parts.stopReason === 'end_turn' ? 'tool_use' : parts.stopReason;
   return {
     role: 'assistant',
@@ -46,8 +54,14 @@ export function assistantMessage(parts: { text: string; toolCalls: ToolCall[]; s
     toolCalls: parts.toolCalls,
     stopReason,
     usage: parts.usage,
+    ...(parts.responseModel ? { responseModel: parts.responseModel } : {}),
     ...(parts.providerData ? { providerData: parts.providerData } : {}),
   };
+}
+
+/** A model name as a stream sends it; anything but a non-empty string is no name. */
+export function modelName(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 /** Token counts as the wire sends them: absent, null, or (from some proxies) a float. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../workflows/messages';
 import { classifyStreamError } from '../classify';
 import { LlmError } from '../llm-error';
-import { assistantMessage, isPlainObject, tokenCount, toolInputFromValue } from './assistant-message';
+import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromValue } from './assistant-message';
 import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
 import { GeminiPartRecorder, modelParts, type GeminiPart } from './gemini-parts';
 import { stableTools } from './stable-tools';
@@ -115,6 +115,7 @@ export const streamGemini: ProviderStream = async (request, call) => {
   const parts = new GeminiPartRecorder();
   const usage: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   let stopReason: StopReason = 'end_turn';
+  let responseModel: string | undefined;
   let finished = false;
 
   try {
@@ -123,6 +124,7 @@ export const streamGemini: ProviderStream = async (request, call) => {
       if (!isPlainObject(chunk)) continue;
       if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
       if (isPlainObject(chunk.usageMetadata)) readUsage(usage, chunk.usageMetadata);
+      responseModel = modelName(chunk.modelVersion) ?? responseModel;
       const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
       // A blocked PROMPT gets no candidate at all, only `promptFeedback.blockReason`.
       if (!isPlainObject(candidate)) {
@@ -166,7 +168,7 @@ export const streamGemini: ProviderStream = async (request, call) => {
   }
   if (!finished) endedWithoutSentinel(PROVIDER, call, 'a candidate with finishReason', endpoint);
 
-  return assistantMessage({ text: progress.text, toolCalls, stopReason, usage, ...(parts.needed ? { providerData: { provider: PROVIDER, parts: parts.refs } } : {}) });
+  return assistantMessage({ text: progress.text, toolCalls, stopReason, usage, responseModel, ...(parts.needed ? { providerData: { provider: PROVIDER, parts: parts.refs } } : {}) });
 };
 
 function contentBlocked(detail: string, endpoint: string): LlmError {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../workflows/messages';
 import { classifyStreamError } from '../classify';
 import { LlmError } from '../llm-error';
-import { assistantMessage, isPlainObject, tokenCount, toolInputFromText } from './assistant-message';
+import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText } from './assistant-message';
 import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
 import { stableTools } from './stable-tools';
 import type { ProviderStream } from './types';
@@ -127,6 +127,7 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
   const slots = new Map<string, ToolSlot>();
   let usage: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   let stopReason: StopReason = 'end_turn';
+  let responseModel: string | undefined;
   let refused = false;
   let sawFinish = false;
   let sawDone = false;
@@ -141,6 +142,8 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
       if (!isPlainObject(chunk)) continue;
       if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
       if (isPlainObject(chunk.usage)) usage = usageOf(chunk.usage);
+      // Every chunk names the model; some compatible servers leave it empty on a few.
+      responseModel = modelName(chunk.model) ?? responseModel;
       const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => isPlainObject(c) && (c.index ?? 0) === 0) : undefined;
       if (!isPlainObject(choice)) continue;
       const delta = isPlainObject(choice.delta) ? choice.delta : {};
@@ -172,7 +175,7 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
   if (!sawDone && !sawFinish) endedWithoutSentinel(PROVIDER, call, '[DONE] or a finish_reason', endpoint);
 
   const toolCalls: ToolCall[] = [...slots.values()].map((s) => ({ id: s.id || generatedId(), name: s.name, ...toolInputFromText(s.args) }));
-  return assistantMessage({ text: progress.text, toolCalls, stopReason: refused ? 'refusal' : stopReason, usage });
+  return assistantMessage({ text: progress.text, toolCalls, stopReason: refused ? 'refusal' : stopReason, usage, responseModel });
 };
 
 /** Cached input is part of `prompt_tokens`, reasoning part of `completion_tokens`. */

@@ -146,7 +146,7 @@ export const anthropic: Dialect = {
           id: randomId('msg_'),
           type: 'message',
           role: 'assistant',
-          model: plan.model,
+          model: plan.answeredBy,
           content: [],
           stop_reason: null,
           stop_sequence: null,

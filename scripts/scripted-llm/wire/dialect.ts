@@ -6,7 +6,10 @@ export type Provider = 'anthropic' | 'openai' | 'google';
 
 /** A reply's content in neutral terms, already cut into the pieces that become frames. */
 export interface StreamPlan {
+  /** The model the request named. */
   model: string;
+  /** The model the stream names as the one that answered. */
+  answeredBy: string;
   textPieces: string[];
   /** The reasoning to stream first, when the request turns thinking on. */
   thinking: string;

@@ -171,7 +171,7 @@ export const google: Dialect = {
             ...(cacheReadTokens > 0 ? { cachedContentTokenCount: cacheReadTokens } : {}),
             ...(reasoningTokens > 0 ? { thoughtsTokenCount: reasoningTokens } : {}),
           },
-          modelVersion: plan.model,
+          modelVersion: plan.answeredBy,
           responseId,
         },
         { content: part !== undefined },
@@ -181,7 +181,7 @@ export const google: Dialect = {
     // A blocked prompt gets no candidate at all: one chunk with the reason and the prompt's count.
     if (plan.refusal) {
       const { inputTokens } = plan.usage;
-      const blocked = { promptFeedback: { blockReason: plan.refusal.blockReason }, usageMetadata: { promptTokenCount: inputTokens, totalTokenCount: inputTokens }, modelVersion: plan.model, responseId };
+      const blocked = { promptFeedback: { blockReason: plan.refusal.blockReason }, usageMetadata: { promptTokenCount: inputTokens, totalTokenCount: inputTokens }, modelVersion: plan.answeredBy, responseId };
       return [dataFrame(blocked, { content: true })];
     }
     const finishReason = FINISH_REASONS[plan.stopReason];

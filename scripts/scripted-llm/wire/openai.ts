@@ -111,7 +111,7 @@ export const openai: Dialect = {
       id,
       object: 'chat.completion.chunk',
       created,
-      model: plan.model,
+      model: plan.answeredBy,
       system_fingerprint: 'fp_scripted',
       choices,
       ...(includeUsage ? { usage } : {}),
