@@ -5,7 +5,7 @@ import type { ToolActivities } from '../workflows/tools/tool-outcome';
 import { createLlmActivities, type LlmActivityDeps } from './llm/activity';
 import { createMcpActivities, type McpConnections } from './mcp';
 import { createToolActivities } from './tools';
-import { withArgumentsOnSpan } from './tools/tool-arguments-span';
+import { withArgumentsOnSpan, withMcpArgumentsOnSpan } from './tools/tool-arguments-span';
 
 export interface ActivityDeps {
   dispatcher: Dispatcher;
@@ -23,10 +23,14 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
   return {
     ...createLlmActivities({ dispatcher: deps.dispatcher, ...deps.llm }),
     ...traceArguments(createToolActivities({ dispatcher: deps.dispatcher, ...deps.tools }), deps.traceContent === true),
-    ...createMcpActivities(deps.mcp),
+    ...traceMcpArguments(createMcpActivities(deps.mcp), deps.traceContent === true),
   };
 }
 
 function traceArguments(tools: ToolActivities, content: boolean): ToolActivities {
   return content ? withArgumentsOnSpan(tools) : tools;
+}
+
+function traceMcpArguments(mcp: McpActivities, content: boolean): McpActivities {
+  return content ? withMcpArgumentsOnSpan(mcp) : mcp;
 }

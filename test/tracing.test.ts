@@ -24,11 +24,14 @@ import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../worker/tr
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';
+import { EVERYTHING_SERVER, writeMcpConfig } from './support/mcp/servers';
 import { startOtlpEndpoint, type OtlpEndpoint, type ReceivedSpan } from './support/otlp-endpoint';
 import { startWorkerProcess } from './support/worker-processes';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 
 const MODEL = `trace-${randomUUID().slice(0, 8)}`;
+/** The dated snapshot the provider says answered the first call, as real providers answer an alias. */
+const SNAPSHOT = `${MODEL}-20250929`;
 const PROMPT_MARK = `prompt-${randomUUID()}`;
 const taskQueue = `tracing-${randomUUID()}`;
 /** Export batches quickly, so the test waits for spans, not for the SDK's 5 s schedule. */
@@ -62,7 +65,7 @@ beforeAll(async () => {
   llm.script(
     MODEL,
     { kind: 'status', status: 429, headers: { 'retry-after': '1' } },
-    { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }, { name: 'read_file', input: { path: `missing-${randomUUID()}.txt` } }], usage: { inputTokens: 120, outputTokens: 30, cacheReadTokens: 100, reasoningTokens: 10 } },
+    { kind: 'tool_calls', answeredBy: SNAPSHOT, calls: [{ name: 'calculator', input: { expression: '6*7' } }, { name: 'read_file', input: { path: `missing-${randomUUID()}.txt` } }], usage: { inputTokens: 120, outputTokens: 30, cacheReadTokens: 100, reasoningTokens: 10 } },
     { kind: 'tool_calls', calls: [{ name: 'write_file', input: { path: `traced-${randomUUID()}.txt`, content: 'secret-argument-text' } }] },
     { kind: 'text', text: 'done', usage: { inputTokens: 200, outputTokens: 5 } },
   );
@@ -110,7 +113,7 @@ describe('traces exported over OTLP/HTTP', () => {
   it('gives one trace per turn: send, the turn, each step, each LLM call with one span per attempt, each tool call', () => {
     const W = '[agent-worker-under-test]';
     const llmCall = (depth: number, attempts: number) => [
-      `${'  '.repeat(depth)}chat anthropic:${MODEL} ${W}`,
+      `${'  '.repeat(depth)}chat ${MODEL} ${W}`,
       `${'  '.repeat(depth + 1)}StartActivity:callLlm ${W}`,
       ...Array.from({ length: attempts }, () => `${'  '.repeat(depth + 2)}RunActivity:callLlm ${W}`),
     ];
@@ -153,7 +156,7 @@ describe('traces exported over OTLP/HTTP', () => {
     expect(answered?.attributes).toMatchObject({
       'gen_ai.system': 'anthropic',
       'gen_ai.request.model': MODEL,
-      'gen_ai.response.model': MODEL,
+      'gen_ai.response.model': SNAPSHOT,
       'gen_ai.response.finish_reasons': ['tool_use'],
       'agent.llm.attempt': 2,
       'gen_ai.usage.input_tokens': 120,
@@ -164,6 +167,7 @@ describe('traces exported over OTLP/HTTP', () => {
     expect(answered?.attributes).not.toHaveProperty('error.type');
     const calls = sendTrace.filter((s) => s.name.startsWith('chat ')).sort((a, b) => (a.startNs < b.startNs ? -1 : 1));
     expect(calls.map((c) => c.attributes['gen_ai.response.finish_reasons'])).toEqual([['tool_use'], ['tool_use'], ['end_turn']]);
+    expect(calls.map((c) => c.attributes['gen_ai.response.model'])).toEqual([SNAPSHOT, MODEL, MODEL]);
     expect(calls.map((c) => c.attributes['gen_ai.usage.input_tokens'])).toEqual([120, expect.any(Number), 200]);
     expect(calls[0]?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': MODEL });
   });
@@ -308,5 +312,60 @@ describe('AGENT_TRACE_CONTENT=true', () => {
     expect(String(attempts[1]?.attributes['gen_ai.output.messages'])).toContain('forty-two');
     expect(spans.find((s) => s.name === 'RunActivity:runTool')?.attributes).toMatchObject({ 'agent.tool.name': 'calculator', 'agent.tool.arguments': JSON.stringify({ expression: '6*7' }) });
     expect(endpoint.exports.join('\n')).not.toContain('test-anthropic-key');
+  });
+});
+
+describe.each([
+  { content: true, says: 'puts an MCP call’s arguments on its attempt’s span, as for a built-in tool' },
+  { content: false, says: 'never puts an MCP call’s arguments on a span' },
+])('an MCP tool call with AGENT_TRACE_CONTENT=$content', ({ content, says }) => {
+  const queue = `tracing-mcp-${randomUUID()}`;
+  const model = `trace-mcp-${randomUUID().slice(0, 8)}`;
+  const service = `agent-worker-mcp-${content}`;
+  const message = `mcp-argument-${randomUUID()}`;
+  let mcpWorker: WorkerProcess | undefined;
+  let attempt: ReceivedSpan;
+
+  beforeAll(async () => {
+    mcpWorker = await startWorkerProcess(
+      `tracing-mcp-${content}`,
+      agentWorkerEnv({
+        address: devServerAddress(),
+        namespace: devServerNamespace(),
+        taskQueue: queue,
+        llmUrl: llm.url,
+        extra: {
+          ...OTEL_FAST,
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_SERVICE_NAME: service,
+          AGENT_TRACE_CONTENT: String(content),
+          AGENT_MCP_CONFIG: await writeMcpConfig({ everything: EVERYTHING_SERVER }),
+        },
+      }),
+    );
+    llm.script(model, { kind: 'tool_calls', calls: [{ name: 'mcp__everything__echo', input: { message } }] }, { kind: 'text', text: 'echoed' });
+    const run = await runEntry('client/main.ts', ['run', '--prompt', 'echo it', '--model', `anthropic:${model}`, '--mcp', 'everything', '--json'], {
+      TEMPORAL_ADDRESS: devServerAddress(),
+      TEMPORAL_NAMESPACE: devServerNamespace(),
+      AGENT_TASK_QUEUE: queue,
+    });
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', messages: expect.arrayContaining([expect.objectContaining({ role: 'tool', code: 'ok', content: `Echo: ${message}` })]) });
+    attempt = await eventually('the MCP call attempt span', () => endpoint.spans.find((s) => s.service === service && s.name === 'RunActivity:callMcpTool'));
+  }, 120_000);
+
+  afterAll(async () => {
+    await mcpWorker?.kill('SIGTERM');
+  });
+
+  it(says, () => {
+    const exported = endpoint.exports.join('\n');
+    if (content) {
+      expect(attempt.attributes).toMatchObject({ 'agent.mcp.server': 'everything', 'agent.tool.name': 'echo', 'agent.tool.arguments': JSON.stringify({ message }) });
+      expect(exported).toContain(message);
+    } else {
+      expect(attempt.attributes).not.toHaveProperty('agent.tool.arguments');
+      expect(exported).not.toContain(message);
+    }
   });
 });

@@ -1,15 +1,32 @@
 import { trace } from '@opentelemetry/api';
+import type { McpActivities } from '../../workflows/tools/mcp-tools';
 import type { ToolActivities } from '../../workflows/tools/tool-outcome';
 
 /**
- * `AGENT_TRACE_CONTENT=true`: each attempt's span of a built-in tool call also carries the
- * call's arguments (by default no span ever does, since they may hold what the user wrote).
+ * `AGENT_TRACE_CONTENT=true`: each attempt's span of a tool call also carries the call's
+ * arguments, for built-in and MCP tools alike (by default no span ever does, since they
+ * may hold what the user wrote).
  */
 export function withArgumentsOnSpan(tools: ToolActivities): ToolActivities {
   return {
     runTool(request) {
-      trace.getActiveSpan()?.setAttributes({ 'agent.tool.name': request.name, 'agent.tool.arguments': JSON.stringify(request.input) });
+      setArguments(request.name, request.input);
       return tools.runTool(request);
     },
   };
+}
+
+export function withMcpArgumentsOnSpan(mcp: McpActivities): McpActivities {
+  return {
+    listMcpTools: (request) => mcp.listMcpTools(request),
+    callMcpTool(request) {
+      trace.getActiveSpan()?.setAttribute('agent.mcp.server', request.server);
+      setArguments(request.tool, request.arguments);
+      return mcp.callMcpTool(request);
+    },
+  };
+}
+
+function setArguments(name: string, input: unknown): void {
+  trace.getActiveSpan()?.setAttributes({ 'agent.tool.name': name, 'agent.tool.arguments': JSON.stringify(input) });
 }
