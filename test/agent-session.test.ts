@@ -1,28 +1,22 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endSession, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { endUpdate, sendUpdate, type SessionInput } from '../workflows/api';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness();
 
 let n = 0;
 function model(name: string) {
   const m = `session-${name}-${++n}-${Date.now()}`;
   return { ref: `anthropic:${m}`, model: m };
 }
-const start = (input: Partial<SessionInput> & { model: string }) => startSession(h.client, h.env, { idleTimeoutMs: 120_000, ...input });
+const start = (input: Partial<SessionInput> & { model: string }) => startSession(h().client, h().env, { idleTimeoutMs: 120_000, ...input });
 
 describe('an agent session', () => {
   it('answers invalid arguments, unknown tools and tool-reported errors with error results the model reads, and goes on', async () => {
     const { ref, model: m } = model('model-mistakes');
-    h.llm.script(
+    h().llm.script(
       m,
       {
         kind: 'tool_calls',
@@ -49,24 +43,24 @@ describe('an agent session', () => {
     ]);
     expect(results[0]?.[2]).toMatch(/no tool named "teleport"/);
     expect(results[1]?.[2]).toMatch(/not a valid JSON object/);
-    expect(h.llm.requests({ model: m })).toHaveLength(2);
+    expect(h().llm.requests({ model: m })).toHaveLength(2);
   });
 
   it('stops a turn that keeps asking for tools at the step limit, as completed with reason step_limit', async () => {
     const { ref, model: m } = model('step-limit');
     const call = { kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: '1+1' } }] };
-    h.llm.script(m, call, call, call);
+    h().llm.script(m, call, call, call);
     const session = await start({ model: ref, maxSteps: 2 });
     expect(await sendAndWait(session, 'loop')).toMatchObject({ status: 'completed' });
     const events = await readLog(session);
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', status: 'completed', reason: 'step_limit' });
     expect(events.filter((e) => e.type === 'step/start')).toHaveLength(2);
-    expect(h.llm.requests({ model: m })).toHaveLength(2);
+    expect(h().llm.requests({ model: m })).toHaveLength(2);
   });
 
   it('ends by itself after its idle timeout, but never while a turn runs', async () => {
     const { ref, model: m } = model('idle');
-    h.llm.script(m, { kind: 'text', text: 'slow answer', delayMs: 2_500 });
+    h().llm.script(m, { kind: 'text', text: 'slow answer', delayMs: 2_500 });
     const session = await start({ model: ref, idleTimeoutMs: 1_000 });
     expect((await sendAndWait(session, 'take your time')).status).toBe('completed');
     await expect(session.result()).resolves.toMatchObject({ turns: 1, endedBy: 'idle_timeout' });
@@ -74,10 +68,10 @@ describe('an agent session', () => {
 
   it('ends on request only after the running turn has ended, and refuses new messages meanwhile', async () => {
     const { ref, model: m } = model('end');
-    h.llm.script(m, { kind: 'text', text: 'finishing', delayMs: 1_500 });
+    h().llm.script(m, { kind: 'text', text: 'finishing', delayMs: 1_500 });
     const session = await start({ model: ref });
     const turn = await session.startUpdate(sendUpdate, { args: [{ text: 'one' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await h.llm.waitForRequests(1, { model: m });
+    await h().llm.waitForRequests(1, { model: m });
     await session.executeUpdate(endUpdate);
     await expect(session.executeUpdate(sendUpdate, { args: [{ text: 'two' }] })).rejects.toMatchObject({
       cause: { message: expect.stringMatching(/session is ending/) },
@@ -88,13 +82,13 @@ describe('an agent session', () => {
 
   it('closes the open tail of a session terminated mid-step when it is forked, marked interrupted', async () => {
     const { ref, model: m } = model('terminated');
-    h.llm.script(m, { kind: 'text', text: 'never arrives', stall: { ms: -1, pingEveryMs: 200 } });
+    h().llm.script(m, { kind: 'text', text: 'never arrives', stall: { ms: -1, pingEveryMs: 200 } });
     const source = await start({ model: ref });
     await source.startUpdate(sendUpdate, { args: [{ text: 'hello' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await h.llm.waitForRequests(1, { model: m });
+    await h().llm.waitForRequests(1, { model: m });
     await source.terminate('operator pulled the plug');
 
-    const fork = await forkSession(h.client, h.env, source.workflowId);
+    const fork = await forkSession(h().client, h().env, source.workflowId);
     const events = await readLog(fork);
     expect(events.map((e) => [e.type, 'status' in e ? e.status : undefined])).toEqual([
       ['turn/start', undefined],
@@ -102,7 +96,7 @@ describe('an agent session', () => {
       ['step/end', 'interrupted'],
       ['turn/end', 'interrupted'],
     ]);
-    h.llm.script(m, { kind: 'text', text: 'back again' });
+    h().llm.script(m, { kind: 'text', text: 'back again' });
     expect((await sendAndWait(fork, 'are you there?')).status).toBe('completed');
     await endSession(fork);
   });

@@ -2,12 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { forkSession, readLog, sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, type SessionInput } from '../workflows/api';
 import type { SessionEvent } from '../workflows/session-log';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
 import { barrier } from './support/barrier';
 import { eventually } from './support/eventually';
@@ -23,13 +23,7 @@ async function runTool(req: RunToolRequest): Promise<ToolOutcome> {
   return behaviour ? behaviour(req) : { code: 'ok', content: `ran ${req.name}` };
 }
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ runTool });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness({ runTool });
 
 let models = 0;
 function newModel(name: string): { ref: string; model: string } {
@@ -38,7 +32,7 @@ function newModel(name: string): { ref: string; model: string } {
 }
 
 function start(input: Partial<SessionInput> & { model: string }) {
-  return startSession(h.client, h.env, { idleTimeoutMs: 120_000, ...input });
+  return startSession(h().client, h().env, { idleTimeoutMs: 120_000, ...input });
 }
 
 const results = (events: SessionEvent[], turn: number) =>
@@ -49,7 +43,7 @@ const POST = { method: 'POST', url: 'http://127.0.0.1:9/orders', body: '{}' };
 describe('a step that fails after its assistant message asked for tools', () => {
   it('records ok, TOOL_OUTCOME_UNKNOWN and TOOL_NOT_STARTED in call order when a side-effecting call times out, dispatches nothing after, and reports the timeout', async () => {
     const { ref, model } = newModel('timeout');
-    h.llm.script(model, {
+    h().llm.script(model, {
       kind: 'tool_calls',
       calls: [
         { id: 'toolu_t1', name: 'calculator', input: { expression: '1+1' } },
@@ -86,7 +80,7 @@ describe('a step that fails after its assistant message asked for tools', () => 
 
   it('sends the next turn a conversation in which every tool call of the failed turn has its result', async () => {
     const { ref, model } = newModel('next-turn');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ id: 'toolu_n1', name: 'http_request', input: POST }, { id: 'toolu_n2', name: 'calculator', input: { expression: '1' } }] },
       { kind: 'text', text: 'I could not confirm the order; please check it.' },
@@ -99,7 +93,7 @@ describe('a step that fails after its assistant message asked for tools', () => 
     expect((await sendAndWait(session, 'order')).status).toBe('failed');
 
     expect((await sendAndWait(session, 'what happened?')).status).toBe('completed');
-    const [request] = h.llm.requests({ model }).slice(-1);
+    const [request] = h().llm.requests({ model }).slice(-1);
     expect(unpairedToolCalls(request?.body)).toEqual([]);
     const body = JSON.stringify(request?.body);
     expect(body).toContain('TOOL_OUTCOME_UNKNOWN');
@@ -108,7 +102,7 @@ describe('a step that fails after its assistant message asked for tools', () => 
 
   it('drains a read-only call in flight when another fails, and keeps its result', async () => {
     const { ref, model } = newModel('drain');
-    h.llm.script(model, {
+    h().llm.script(model, {
       kind: 'tool_calls',
       calls: [
         { id: 'toolu_d1', name: 'calculator', input: { expression: '1+1' } },
@@ -144,7 +138,7 @@ describe('a step that fails after its assistant message asked for tools', () => 
 
   it('gives a cancelled turn the same compensation and reports it as cancelled', async () => {
     const { ref, model } = newModel('cancel');
-    h.llm.script(model, {
+    h().llm.script(model, {
       kind: 'tool_calls',
       calls: [
         { id: 'toolu_c1', name: 'calculator', input: { expression: '1+1' } },
@@ -181,7 +175,7 @@ describe('the tool scheduler', () => {
   it('runs read-only calls in parallel up to the limit, and a side-effecting call alone, after everything before it, in call order', async () => {
     const { ref, model } = newModel('concurrency');
     const ids = ['toolu_p1', 'toolu_p2', 'toolu_p3', 'toolu_p4', 'toolu_p5'];
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -222,7 +216,7 @@ describe('the tool scheduler', () => {
 
   it('gives the model the results in the assistant\'s call order, whatever order they finished in', async () => {
     const { ref, model } = newModel('order');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -242,7 +236,7 @@ describe('the tool scheduler', () => {
     expect((await sendAndWait(session, 'go')).status).toBe('completed');
     const recorded = (await readLog(session)).flatMap((e) => (e.type === 'tool/result' ? [e.callId] : []));
     expect(recorded).toEqual(['toolu_o2', 'toolu_o1']);
-    const [request] = h.llm.requests({ model }).slice(-1);
+    const [request] = h().llm.requests({ model }).slice(-1);
     const sent = JSON.stringify(request?.body);
     expect(sent.indexOf('toolu_o1')).toBeLessThan(sent.indexOf('toolu_o2'));
     const lastUser = (request?.body as { messages: { content: { type: string; tool_use_id?: string }[] }[] }).messages.at(-1);
@@ -253,7 +247,7 @@ describe('the tool scheduler', () => {
 describe('fork', () => {
   it('repairs an open tail when the cut falls inside a step, and leaves a closed log unchanged', async () => {
     const { ref, model } = newModel('fork');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -268,11 +262,11 @@ describe('fork', () => {
     expect((await sendAndWait(source, 'add')).status).toBe('completed');
     const sourceLog = await readLog(source);
 
-    const whole = await forkSession(h.client, h.env, source.workflowId);
+    const whole = await forkSession(h().client, h().env, source.workflowId);
     expect(stripTimes(await readLog(whole))).toEqual(stripTimes(sourceLog));
 
     const firstCall = sourceLog.find((e) => e.type === 'tool/call');
-    const cut = await forkSession(h.client, h.env, source.workflowId, { atSeq: firstCall?.seq ?? -1 });
+    const cut = await forkSession(h().client, h().env, source.workflowId, { atSeq: firstCall?.seq ?? -1 });
     const repaired = await readLog(cut);
     expect(stripTimes(repaired.slice(0, (firstCall?.seq ?? 0) + 1))).toEqual(stripTimes(sourceLog.slice(0, (firstCall?.seq ?? 0) + 1)));
     expect(repaired.slice((firstCall?.seq ?? 0) + 1).map((e) => [e.type, 'code' in e ? e.code : 'status' in e ? e.status : undefined])).toEqual([
@@ -283,9 +277,9 @@ describe('fork', () => {
     ]);
 
     // The repaired fork is a usable session: its next request pairs every call.
-    h.llm.script(model, { kind: 'text', text: 'resumed' });
+    h().llm.script(model, { kind: 'text', text: 'resumed' });
     expect((await sendAndWait(cut, 'go on')).status).toBe('completed');
-    const [request] = h.llm.requests({ model }).slice(-1);
+    const [request] = h().llm.requests({ model }).slice(-1);
     expect(unpairedToolCalls(request?.body)).toEqual([]);
   });
 });
@@ -305,13 +299,13 @@ async function sessionHistoryShows(found: (e: NonNullable<Awaited<ReturnType<typ
 }
 async function fetchOwnHistory() {
   const run = Context.current().info.workflowExecution;
-  return (await h.client.workflow.getHandle(run?.workflowId ?? '').fetchHistory()).events ?? [];
+  return (await h().client.workflow.getHandle(run?.workflowId ?? '').fetchHistory()).events ?? [];
 }
 
 /** Inside a tool activity: resolves once its session's log has an event matching `found`. */
 async function sessionLogShows(found: (e: SessionEvent) => boolean): Promise<void> {
   const run = Context.current().info.workflowExecution;
-  await eventually('the session log to show the awaited event', async () => ((await readLog(h.client.workflow.getHandle(run?.workflowId ?? ''))).some(found) ? true : undefined), 10_000, 50);
+  await eventually('the session log to show the awaited event', async () => ((await readLog(h().client.workflow.getHandle(run?.workflowId ?? ''))).some(found) ? true : undefined), 10_000, 50);
 }
 
 async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {

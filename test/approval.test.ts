@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { awaitTurnUpdate, stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
 import { readLog, turnOutcomeOf, type TurnResult } from '../client/sessions';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 
@@ -15,15 +15,9 @@ async function runTool(request: RunToolRequest): Promise<ToolOutcome> {
   return { code: 'ok', content: `${request.name} done` };
 }
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ runTool });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness({ runTool });
 
-const env = () => clientEnvOf(h);
+const env = () => clientEnvOf(h());
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
@@ -40,7 +34,7 @@ async function startSession(model: string, ...flags: string[]): Promise<string> 
 }
 
 function handle(id: string) {
-  return h.client.workflow.getHandle<typeof agentSession>(id);
+  return h().client.workflow.getHandle<typeof agentSession>(id);
 }
 
 async function waitForApproval(id: string, callId: string): Promise<void> {
@@ -62,12 +56,12 @@ const toolResults = async (id: string) =>
   (await readLog(handle(id))).flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, code: e.code, content: e.content }] : []));
 
 /** The tool results the model was sent, from the requests the scripted LLM saw. */
-const toolResultsSentToModel = (model: string) => JSON.stringify(h.llm.requests({ model }).map((r) => r.body));
+const toolResultsSentToModel = (model: string) => JSON.stringify(h().llm.requests({ model }).map((r) => r.body));
 
 describe('human approval of side-effecting tool calls', () => {
   it('holds a listed tool call until approved, shows the wait in watch, runs the call once, and a second approval changes nothing', async () => {
     const model = newModel('approve');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_ok', ...WRITE }] }, { kind: 'text', text: 'Saved the plan.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_ok', ...WRITE }] }, { kind: 'text', text: 'Saved the plan.' });
     const id = await startSession(model, '--approve-tools', 'write_file');
 
     const sent = await cli('send', id, 'save the plan');
@@ -107,7 +101,7 @@ describe('human approval of side-effecting tool calls', () => {
 
   it('never runs a denied call: the model reads "a human denied it" with the reason, and the turn goes on to its answer', async () => {
     const model = newModel('deny');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_no', ...WRITE }] }, { kind: 'text', text: 'Understood, I will not write it.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_no', ...WRITE }] }, { kind: 'text', text: 'Understood, I will not write it.' });
     const id = await startSession(model, '--approve-tools', 'write_file');
     await cli('send', id, 'save the plan');
     await waitForApproval(id, 'toolu_appr_no');
@@ -121,7 +115,7 @@ describe('human approval of side-effecting tool calls', () => {
     const [result] = await toolResults(id);
     expect(result).toMatchObject({ callId: 'toolu_appr_no', code: 'error' });
     expect(result?.content).toContain('a human denied it: not on a Friday');
-    expect(h.llm.requests({ model })).toHaveLength(2);
+    expect(h().llm.requests({ model })).toHaveLength(2);
     expect(toolResultsSentToModel(model)).toContain('a human denied it: not on a Friday');
     const log = await cli('log', id);
     expect(log.stdout).toContain('Understood, I will not write it.');
@@ -130,7 +124,7 @@ describe('human approval of side-effecting tool calls', () => {
 
   it('answers a call nobody decided within --approval-timeout with an error result, goes on, and ignores a late approval', async () => {
     const model = newModel('timeout');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_late', ...WRITE }] }, { kind: 'text', text: 'Nobody answered; skipped.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_late', ...WRITE }] }, { kind: 'text', text: 'Nobody answered; skipped.' });
     const id = await startSession(model, '--approve-tools', '*', '--approval-timeout', '1');
     const started = Date.now();
     const sent = await cli('send', id, 'save the plan', '--wait', '--json');
@@ -154,7 +148,7 @@ describe('human approval of side-effecting tool calls', () => {
 
   it('asks only about the tools named: an unlisted side-effecting call and a read-only call run at once', async () => {
     const model = newModel('per-tool');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -176,7 +170,7 @@ describe('human approval of side-effecting tool calls', () => {
 
   it('takes --approve-tools on run too: the turn waits, times out, and run reports the model going on', async () => {
     const model = newModel('run');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_run', ...WRITE }] }, { kind: 'text', text: 'Skipped it.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_appr_run', ...WRITE }] }, { kind: 'text', text: 'Skipped it.' });
     const result = await cli('run', '--prompt', 'save the plan', '--model', `anthropic:${model}`, '--approve-tools', 'write_file', '--approval-timeout', '1', '--json');
     expect(result.code, result.stderr).toBe(0);
     const out = json(result.stdout);

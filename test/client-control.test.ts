@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession } from '../client/sessions';
 import { sendMessage } from '../client/turn-control';
 import { stateQuery } from '../workflows/api';
 import { DEFAULT_RETRY_POLICY } from '../workflows/retry-policy';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { untilCancelled } from './support/tool-stubs';
 
@@ -17,15 +17,9 @@ async function runTool(request: RunToolRequest): Promise<ToolOutcome> {
   return untilCancelled();
 }
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ runTool });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness({ runTool });
 
-const env = () => clientEnvOf(h);
+const env = () => clientEnvOf(h());
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
@@ -44,7 +38,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 describe('npm run client -- cancel', () => {
   it('cancels the running turn: the running call gets TOOL_OUTCOME_UNKNOWN, the next one TOOL_NOT_STARTED, nothing is retried, and the session takes the next message', async () => {
     const model = newModel('cancel');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -55,7 +49,7 @@ describe('npm run client -- cancel', () => {
       },
       { kind: 'text', text: 'Fine, stopped.' },
     );
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendMessage(session, 'place the order');
     await until('the POST runs', () => dispatched.some((d) => d.callId === 'toolu_cancel_post'));
 
@@ -73,7 +67,7 @@ describe('npm run client -- cancel', () => {
       ],
     });
     // The abort path: no second LLM call, no second dispatch, the calculator never ran.
-    expect(h.llm.requests({ model })).toHaveLength(1);
+    expect(h().llm.requests({ model })).toHaveLength(1);
     expect(dispatched.filter((d) => d.callId.startsWith('toolu_cancel_')).map((d) => d.callId)).toEqual(['toolu_cancel_post']);
     expect((await readLog(session)).at(-1)).toMatchObject({ type: 'turn/end', status: 'cancelled' });
 
@@ -83,8 +77,8 @@ describe('npm run client -- cancel', () => {
 
   it('prints the cancelled turn and its compensation results for people', async () => {
     const model = newModel('cancel-human');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_cancel_h', name: 'http_request', input: { method: 'POST', url: 'http://127.0.0.1:9/x', body: '{}' } }] });
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_cancel_h', name: 'http_request', input: { method: 'POST', url: 'http://127.0.0.1:9/x', body: '{}' } }] });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendMessage(session, 'post');
     await until('the POST runs', () => dispatched.some((d) => d.callId === 'toolu_cancel_h'));
     const result = await cli('cancel', session.workflowId);
@@ -96,7 +90,7 @@ describe('npm run client -- cancel', () => {
   });
 
   it('says there is nothing to cancel when no turn runs, with exit code 0', async () => {
-    const session = await startSession(h.client, h.env, { model: `anthropic:echo-${newModel('idle')}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('idle')}` });
     const human = await cli('cancel', session.workflowId);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout.trim()).toBe(`no turn of ${session.workflowId} is running: nothing to cancel`);
@@ -109,16 +103,16 @@ describe('npm run client -- cancel', () => {
 describe('npm run client -- retry-policy', () => {
   it('off takes effect on a call that is already retrying: its next failure is final', async () => {
     const model = newModel('off');
-    h.llm.script(
+    h().llm.script(
       model,
       // The stated wait is the window in which the CLI (a process of its own) switches retries off.
       { kind: 'status', status: 529, headers: { 'retry-after': '8' } },
       { kind: 'status', status: 529 },
       { kind: 'text', text: 'never played' },
     );
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     const sent = await sendMessage(session, 'hello');
-    await h.llm.waitForRequests(1, { model }, 45_000);
+    await h().llm.waitForRequests(1, { model }, 45_000);
 
     const result = await cli('retry-policy', session.workflowId, 'off');
     expect(result.code, result.stderr).toBe(0);
@@ -126,12 +120,12 @@ describe('npm run client -- retry-policy', () => {
 
     const outcome = await sent.outcome;
     expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'overloaded', message: expect.stringContaining('retry_off') } });
-    expect(h.llm.requests({ model })).toHaveLength(2);
+    expect(h().llm.requests({ model })).toHaveLength(2);
     await session.terminate('test cleanup');
   });
 
   it('takes JSON naming only the fields to change, and default; --json prints the policy in force', async () => {
-    const session = await startSession(h.client, h.env, { model: `anthropic:echo-${newModel('json')}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('json')}` });
     const custom = await cli('retry-policy', session.workflowId, '{"maxRetries":2,"maxDelayMs":5000}', '--json');
     expect(custom.code, custom.stderr).toBe(0);
     expect(json(custom.stdout)).toEqual({ workflowId: session.workflowId, retryPolicy: { ...DEFAULT_RETRY_POLICY, maxRetries: 2, maxDelayMs: 5000 } });
@@ -148,7 +142,7 @@ describe('npm run client -- retry-policy', () => {
     ['{"maxRetry":3}', 'client: invalid retry policy: Unrecognized key: "maxRetry"'],
     ['sometimes', 'client: retry policy must be off, default or a JSON object, got "sometimes"'],
   ])('refuses %s in one line with exit code 2, before it reaches the session', async (policy, message) => {
-    const session = await startSession(h.client, h.env, { model: `anthropic:echo-${newModel('bad')}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('bad')}` });
     const result = await cli('retry-policy', session.workflowId, policy);
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual([message]);

@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { endSession, startSession } from '../client/sessions';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry, type CliResult } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 
-let h: Harness;
+const h = useAgentHarness();
 let closedId: string;
 beforeAll(async () => {
-  h = await startHarness();
-  const closed = await startSession(h.client, h.env, { model: 'anthropic:echo-closed' });
+  const closed = await startSession(h().client, h().env, { model: 'anthropic:echo-closed' });
   await endSession(closed);
   await closed.result();
   closedId = closed.workflowId;
 });
-afterAll(async () => {
-  await h?.close();
-});
 
-const env = () => clientEnvOf(h);
+const env = () => clientEnvOf(h());
 const cli = (args: string[], extra: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...env(), ...extra });
 
 /** One line on stderr, nothing on stdout, no stack trace. */
@@ -113,20 +109,20 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
   });
 
   it('says, while it waits, that an Update needs a worker when none is polling the task queue', async () => {
-    const session = await startSession(h.client, h.env, { model: 'anthropic:echo-no-worker' });
-    await h.stopWorker();
+    const session = await startSession(h().client, h().env, { model: 'anthropic:echo-no-worker' });
+    await h().stopWorker();
     let restarted = false;
     const waiting = spawnEntry('client/main.ts', ['retry-policy', session.workflowId, 'off'], env());
     try {
-      await waiting.waitFor(new RegExp(`still waiting for the session to answer: is a worker running \\(npm run worker\\) on task queue ${h.taskQueue}\\?`));
+      await waiting.waitFor(new RegExp(`still waiting for the session to answer: is a worker running \\(npm run worker\\) on task queue ${h().taskQueue}\\?`));
       // The Update is not lost: a worker that comes back applies it.
-      await h.startWorker();
+      await h().startWorker();
       restarted = true;
       expect(await waiting.exited).toBe(0);
       expect(waiting.stdout()).toContain('off (one attempt per LLM call)');
     } finally {
       waiting.kill();
-      if (!restarted) await h.startWorker();
+      if (!restarted) await h().startWorker();
     }
     await session.terminate('test cleanup');
   });

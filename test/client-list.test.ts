@@ -1,33 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../client/list-sessions';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../workflows/api';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 
 /** Its own harness, so its task queue holds only the sessions this file starts: `list` shows a queue's sessions. */
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness();
 
-const env = () => clientEnvOf(h);
+const env = () => clientEnvOf(h());
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 
 describe('npm run client -- list', () => {
   it('lists the sessions of this task queue from visibility, with their status, model and step count, and filters by --status', async () => {
     const tag = `list-${Date.now()}`;
-    h.llm.script(`${tag}-failed`, { kind: 'status', status: 401 });
-    const idle = await startSession(h.client, h.env, { model: `anthropic:echo-${tag}` });
+    h().llm.script(`${tag}-failed`, { kind: 'status', status: 401 });
+    const idle = await startSession(h().client, h().env, { model: `anthropic:echo-${tag}` });
     await sendAndWait(idle, 'hello');
-    const failed = await startSession(h.client, h.env, { model: `openai:${tag}-failed` });
+    const failed = await startSession(h().client, h().env, { model: `openai:${tag}-failed` });
     await sendAndWait(failed, 'hello');
-    const ended = await startSession(h.client, h.env, { model: `google:echo-${tag}` });
+    const ended = await startSession(h().client, h().env, { model: `google:echo-${tag}` });
     await endSession(ended);
     await ended.result();
 
@@ -67,7 +61,7 @@ describe('npm run client -- list', () => {
   });
 
   it('lists a session that continued as new once, by its latest run', async () => {
-    const session = await startSession(h.client, h.env, { model: `anthropic:echo-can-${Date.now()}`, continueAsNewAfterEvents: 20 });
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-can-${Date.now()}`, continueAsNewAfterEvents: 20 });
     for (const text of ['one', 'two', 'three']) await sendAndWait(session, text);
     for (let i = 0; (await session.query(stateQuery)).runs < 2; i++) {
       if (i > 100) throw new Error('the session never continued as new');

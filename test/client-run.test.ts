@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stateQuery } from '../workflows/api';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness();
 
-const clientEnv = () => clientEnvOf(h);
+const clientEnv = () => clientEnvOf(h());
 const run = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', ['run', ...args], { ...clientEnv(), ...env });
 
 describe('npm run client -- run', () => {
@@ -19,7 +13,7 @@ describe('npm run client -- run', () => {
     'runs a session end to end on %s: client → workflow → LLM activity → scripted LLM → tool → answer, as one JSON object',
     async (provider) => {
       const model = `skeleton-${provider}-${Date.now()}`;
-      h.llm.script(
+      h().llm.script(
         model,
         { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }] },
         { kind: 'text', text: 'It is 42.' },
@@ -37,21 +31,21 @@ describe('npm run client -- run', () => {
       expect(toolResult).toEqual({ role: 'tool', toolCallId: call.toolCalls[0].id, name: 'calculator', code: 'ok', content: '42' });
       expect(answer).toMatchObject({ role: 'assistant', text: 'It is 42.' });
       expect(out.usage.outputTokens).toBeGreaterThan(0);
-      expect(h.llm.requests({ model }).map((r) => r.provider)).toEqual([provider, provider]);
+      expect(h().llm.requests({ model }).map((r) => r.provider)).toEqual([provider, provider]);
       // `run` ends the session after the turn.
-      await expect(h.client.workflow.getHandle(out.workflowId).result()).resolves.toMatchObject({ turns: 1, endedBy: 'request' });
+      await expect(h().client.workflow.getHandle(out.workflowId).result()).resolves.toMatchObject({ turns: 1, endedBy: 'request' });
     },
   );
 
   it('reports a failed turn as status failed with its type, and still exits 0', async () => {
     const model = `skeleton-auth-${Date.now()}`;
-    h.llm.script(model, { kind: 'status', status: 401 });
+    h().llm.script(model, { kind: 'status', status: 401 });
     const result = await run(['--prompt', 'hi', '--model', `anthropic:${model}`, '--json']);
     expect(result.code).toBe(0);
     const out = JSON.parse(result.stdout);
     expect(out.status).toBe('failed');
     expect(out.failure).toMatchObject({ type: 'auth_error', message: expect.stringContaining('401') });
-    expect(h.llm.requests({ model })).toHaveLength(1);
+    expect(h().llm.requests({ model })).toHaveLength(1);
   });
 
   it('keeps the session open with --keep', async () => {
@@ -59,7 +53,7 @@ describe('npm run client -- run', () => {
     const result = await run(['--prompt', 'hold on', '--model', `openai:${model}`, '--json', '--keep']);
     const out = JSON.parse(result.stdout);
     expect(out.messages.at(-1)).toMatchObject({ role: 'assistant', text: expect.stringContaining('hold on') });
-    const handle = h.client.workflow.getHandle(out.workflowId);
+    const handle = h().client.workflow.getHandle(out.workflowId);
     expect(await handle.query(stateQuery)).toMatchObject({ status: 'idle' });
     await handle.terminate('test cleanup');
   });

@@ -1,31 +1,24 @@
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { workflowBundle } from '../scripts/local-agent';
 import { awaitTurnUpdate, setBudgetUpdate, setRetryPolicyUpdate, stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../workflows/session-log';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
+import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
 
-let h: Harness;
-let dir: string;
-beforeAll(async () => {
-  [h, dir] = await Promise.all([startHarness(), mkdtemp(path.join(tmpdir(), 'client-session-'))]);
-});
-afterAll(async () => {
-  await h?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const h = useAgentHarness();
+const dir = useTempDir('client-session-');
 
 const UI = 'http://ui.example:8233';
-const env = () => ({ ...clientEnvOf(h), TEMPORAL_UI_URL: UI });
+const env = () => ({ ...clientEnvOf(h()), TEMPORAL_UI_URL: UI });
 const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
 const json = <T = Record<string, unknown>>(stdout: string) => JSON.parse(stdout) as T;
-const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 
 let models = 0;
 const newModel = (name: string) => `session-${name}-${++models}-${Date.now()}`;
@@ -60,7 +53,7 @@ describe('npm run client -- start', () => {
 
 describe('output', () => {
   it('has no colour codes when stdout is not a terminal, even without NO_COLOR', async () => {
-    const session = await startSession(h.client, h.env, { model: `anthropic:echo-${newModel('colour')}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('colour')}` });
     const result = await runEntry('client/main.ts', ['send', session.workflowId, 'hi', '--wait'], { ...env(), NO_COLOR: '' });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('turn 1 · you: hi');
@@ -72,8 +65,8 @@ describe('output', () => {
 describe('npm run client -- send', () => {
   it('returns once the session has accepted the message; the turn runs on without the client', async () => {
     const model = newModel('send');
-    h.llm.script(model, { kind: 'text', text: 'Slow answer.', delayMs: 1_500 });
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    h().llm.script(model, { kind: 'text', text: 'Slow answer.', delayMs: 1_500 });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     const result = await cli('send', session.workflowId, 'take your time', '--json');
     expect(result.code, result.stderr).toBe(0);
     expect(json(result.stdout)).toEqual({ workflowId: session.workflowId, updateId: expect.any(String) });
@@ -83,12 +76,12 @@ describe('npm run client -- send', () => {
 
   it('with --wait follows the turn live and prints the reply, a tool call and its result', async () => {
     const model = newModel('wait');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ id: 'toolu_send_1', name: 'calculator', input: { expression: '6*7' } }] },
       { kind: 'text', text: 'It is 42.' },
     );
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     const result = await cli('send', session.workflowId, 'what is 6*7?', '--wait');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n')).toEqual([
@@ -105,8 +98,8 @@ describe('npm run client -- send', () => {
 
   it('with --wait --json prints the outcome and the messages of this turn only; a failed turn is status failed with its type, exit code 0', async () => {
     const model = newModel('wait-json');
-    h.llm.script(model, { kind: 'text', text: 'First.' }, { kind: 'status', status: 401 });
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    h().llm.script(model, { kind: 'text', text: 'First.' }, { kind: 'status', status: 401 });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendAndWait(session, 'one');
     const result = await cli('send', session.workflowId, 'two', '--wait', '--json');
     expect(result.code, result.stderr).toBe(0);
@@ -125,8 +118,8 @@ describe('npm run client -- send', () => {
 describe('npm run client -- log', () => {
   it('prints every event with the seq that fork --at takes; --json prints the events exactly as the session keeps them', async () => {
     const model = newModel('log');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_log_1', name: 'calculator', input: { expression: '1+2' } }] }, { kind: 'text', text: 'Three.' });
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_log_1', name: 'calculator', input: { expression: '1+2' } }] }, { kind: 'text', text: 'Three.' });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendAndWait(session, 'add');
     const events = await readLog(session);
 
@@ -150,13 +143,13 @@ describe('npm run client -- log', () => {
 describe('npm run client -- history', () => {
   it('writes the event history as JSON that Worker.runReplayHistory replays without a determinism error', async () => {
     const model = newModel('history');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '2*21' } }] }, { kind: 'text', text: '42' });
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '2*21' } }] }, { kind: 'text', text: '42' });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendAndWait(session, 'compute');
     await endSession(session);
     await session.result();
 
-    const file = path.join(dir, 'incident.json');
+    const file = path.join(dir(), 'incident.json');
     const result = await cli('history', session.workflowId, '--out', file);
     expect(result.code, result.stderr).toBe(0);
     const history = JSON.parse(await readFile(file, 'utf8')) as { events: { eventType: string }[] };
@@ -177,8 +170,8 @@ describe('npm run client -- history', () => {
 describe('npm run client -- fork', () => {
   it('starts a new session from the log up to --at EVENT; a cut inside a step gets its tool calls answered, and the fork takes messages', async () => {
     const model = newModel('fork');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_fork_1', name: 'calculator', input: { expression: '5*5' } }] }, { kind: 'text', text: '25' });
-    const source = await startSession(h.client, h.env, { model: `anthropic:${model}` });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_fork_1', name: 'calculator', input: { expression: '5*5' } }] }, { kind: 'text', text: '25' });
+    const source = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendAndWait(source, 'square 5');
     const cut = (await readLog(source)).find((e) => e.type === 'tool/call')?.seq ?? -1;
 
@@ -192,7 +185,7 @@ describe('npm run client -- fork', () => {
     expect(forked.slice(0, cut + 1).map((e) => e.type)).toEqual((await readLog(source)).slice(0, cut + 1).map((e) => e.type));
     expect(forked.find((e) => e.type === 'tool/result')).toMatchObject({ callId: 'toolu_fork_1', code: 'TOOL_OUTCOME_UNKNOWN' });
 
-    h.llm.script(model, { kind: 'text', text: 'Resumed.' });
+    h().llm.script(model, { kind: 'text', text: 'Resumed.' });
     expect(await sendAndWait(fork, 'go on')).toMatchObject({ status: 'completed' });
     // The source is left as it was.
     expect((await readLog(source)).filter((e) => e.type === 'turn/start')).toHaveLength(1);
@@ -201,7 +194,7 @@ describe('npm run client -- fork', () => {
 
   it('runs the fork with the settings of its source as they are now: limits, tools, approvals, and the retry policy and budget set live', async () => {
     const model = newModel('fork-settings');
-    const source = await startSession(h.client, h.env, {
+    const source = await startSession(h().client, h().env, {
       model: `anthropic:echo-${model}`,
       maxSteps: 7,
       maxTokens: 1234,
@@ -228,7 +221,7 @@ describe('npm run client -- fork', () => {
   });
 
   it('refuses an --at outside the log in one line with exit code 2', async () => {
-    const session = await startSession(h.client, h.env, { model: `anthropic:echo-${newModel('fork-bad')}` });
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('fork-bad')}` });
     await sendAndWait(session, 'hi');
     const result = await cli('fork', session.workflowId, '--at', '999');
     expect(result.code).toBe(2);

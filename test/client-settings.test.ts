@@ -1,33 +1,25 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readLog } from '../client/sessions';
 import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
+import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
 
-let h: Harness;
-let workspace: string;
-beforeAll(async () => {
-  workspace = await mkdtemp(path.join(tmpdir(), 'client-settings-'));
-  h = await startHarness({ env: { AGENT_WORKSPACE: workspace } });
-});
-afterAll(async () => {
-  await h?.close();
-  await rm(workspace, { recursive: true, force: true });
-});
+const workspace = useTempDir('client-settings-');
+const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace() } }));
 
-const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...clientEnvOf(h), ...env });
+const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...clientEnvOf(h()), ...env });
 const runJson = async (args: string[], env: Record<string, string> = {}) => {
   const result = await cli(['run', '--json', ...args], env);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout);
 };
-const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 
 let models = 0;
 const newModel = (name: string) => `settings-${name}-${++models}-${Date.now()}`;
@@ -35,7 +27,7 @@ const newModel = (name: string) => `settings-${name}-${++models}-${Date.now()}`;
 /** 14 steps that each call the calculator, then an answer: a turn of exactly 15 steps. */
 function scriptFifteenSteps(model: string): void {
   const calls = Array.from({ length: 14 }, (_, i) => ({ kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: `${i}+1` } }] }));
-  h.llm.script(model, ...calls, { kind: 'text', text: 'Done after fifteen steps.' });
+  h().llm.script(model, ...calls, { kind: 'text', text: 'Done after fifteen steps.' });
 }
 
 describe('--max-steps', () => {
@@ -45,7 +37,7 @@ describe('--max-steps', () => {
     const out = await runJson(['--prompt', 'count to fifteen', '--model', `anthropic:${model}`, '--max-steps', '20']);
     expect(out).toMatchObject({ status: 'completed', reason: 'answered', settings: { maxSteps: 20 } });
     expect(out.messages.at(-1)).toMatchObject({ role: 'assistant', text: 'Done after fifteen steps.' });
-    expect(h.llm.requests({ model })).toHaveLength(15);
+    expect(h().llm.requests({ model })).toHaveLength(15);
   });
 
   it('ends the same turn completed with reason step_limit after 5 LLM requests with --max-steps 5', async () => {
@@ -54,7 +46,7 @@ describe('--max-steps', () => {
     const out = await runJson(['--prompt', 'count to fifteen', '--model', `openai:${model}`, '--max-steps', '5', '--keep']);
     expect(out).toMatchObject({ status: 'completed', reason: 'step_limit', settings: { maxSteps: 5 } });
     expect(out.failure).toBeUndefined();
-    expect(h.llm.requests({ model })).toHaveLength(5);
+    expect(h().llm.requests({ model })).toHaveLength(5);
     const events = await readLog(handle(out.workflowId));
     expect(events.filter((e) => e.type === 'step/start')).toHaveLength(5);
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', status: 'completed', reason: 'step_limit' });
@@ -63,7 +55,7 @@ describe('--max-steps', () => {
 
   it('says so in the human output, and shows the step against the limit while the turn runs', async () => {
     const model = newModel('human');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }], delayMs: 1_500 });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }], delayMs: 1_500 });
     const result = await cli(['run', '--prompt', 'loop', '--model', `anthropic:${model}`, '--max-steps', '1']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/turn 1 · step 1\/1 · llm anthropic:\S+ · running/);
@@ -81,19 +73,19 @@ describe('--max-tokens', () => {
     const flagged = `echo-${newModel('tokens')}`;
     const out = await runJson(['--prompt', 'hi', '--model', `${provider}:${flagged}`, '--max-tokens', '8000'], { AGENT_MAX_TOKENS: '2000' });
     expect(out.settings.maxTokens).toBe(8000);
-    const [request] = h.llm.requests({ model: flagged });
+    const [request] = h().llm.requests({ model: flagged });
     expect(maxTokensOf(request?.body, provider)).toBe(8000);
 
     const fromEnv = `echo-${newModel('tokens-env')}`;
     await runJson(['--prompt', 'hi', '--model', `${provider}:${fromEnv}`], { AGENT_MAX_TOKENS: '2000' });
-    expect(maxTokensOf(h.llm.requests({ model: fromEnv })[0]?.body, provider)).toBe(2000);
+    expect(maxTokensOf(h().llm.requests({ model: fromEnv })[0]?.body, provider)).toBe(2000);
   });
 
   it('sends the raised default of 32000 output tokens when nothing sets it', async () => {
     const model = `echo-${newModel('tokens-default')}`;
     const out = await runJson(['--prompt', 'hi', '--model', `anthropic:${model}`]);
     expect(out.settings.maxTokens).toBe(32_000);
-    expect(h.llm.requests({ model })[0]?.body).toMatchObject({ max_tokens: 32_000 });
+    expect(h().llm.requests({ model })[0]?.body).toMatchObject({ max_tokens: 32_000 });
   });
 });
 
@@ -102,12 +94,12 @@ describe('--tools', () => {
     const model = `echo-${newModel('tools')}`;
     const out = await runJson(['--prompt', 'hi', '--model', `anthropic:${model}`, '--tools', 'calculator']);
     expect(out.settings.tools).toEqual(['calculator']);
-    const body = h.llm.requests({ model })[0]?.body as { tools: { name: string }[] };
+    const body = h().llm.requests({ model })[0]?.body as { tools: { name: string }[] };
     expect(body.tools.map((t) => t.name)).toEqual(['calculator']);
 
     const fromEnv = `echo-${newModel('tools-env')}`;
     await runJson(['--prompt', 'hi', '--model', `openai:${fromEnv}`], { AGENT_TOOLS: 'read_file, calculator' });
-    const envBody = h.llm.requests({ model: fromEnv })[0]?.body as { tools: { function: { name: string } }[] };
+    const envBody = h().llm.requests({ model: fromEnv })[0]?.body as { tools: { function: { name: string } }[] };
     expect(envBody.tools.map((t) => t.function.name).sort()).toEqual(['calculator', 'read_file']);
   });
 });
@@ -115,10 +107,10 @@ describe('--tools', () => {
 describe('--tool-timeout', () => {
   it('times out a slow read with --tool-timeout read_file=1, and compensation answers the call', async () => {
     // A FIFO nobody writes to: the real read_file blocks in open() until a writer comes.
-    const fifo = path.join(workspace, 'slow.fifo');
+    const fifo = path.join(workspace(), 'slow.fifo');
     execFileSync('mkfifo', [fifo]);
     const model = newModel('slow-read');
-    h.llm.script(model, {
+    h().llm.script(model, {
       kind: 'tool_calls',
       calls: [
         { id: 'toolu_slow', name: 'read_file', input: { path: 'slow.fifo' } },
@@ -154,7 +146,7 @@ describe('--tool-timeout', () => {
 describe('the settings in force', () => {
   it('are reported by run --json and by the state Query, flags over defaults, defaults filled in', async () => {
     const model = `echo-${newModel('all')}`;
-    const systemFile = path.join(workspace, 'system.txt');
+    const systemFile = path.join(workspace(), 'system.txt');
     await writeFile(systemFile, 'You are terse.\n');
     const out = await runJson(
       [
@@ -193,7 +185,7 @@ describe('the settings in force', () => {
     expect(state).toMatchObject({ model: `google:${model}`, system: 'You are terse.\n', retryPolicy: null });
     expect(state.settings).toMatchObject(settings);
     expect({ ...state.settings, model: state.model, retryPolicy: state.retryPolicy }).toEqual(out.settings);
-    expect(h.llm.requests({ model })[0]?.body).toMatchObject({ systemInstruction: { parts: [{ text: 'You are terse.\n' }] } });
+    expect(h().llm.requests({ model })[0]?.body).toMatchObject({ systemInstruction: { parts: [{ text: 'You are terse.\n' }] } });
     await handle(out.workflowId).terminate('test cleanup');
 
     const plain = `echo-${newModel('defaults')}`;
@@ -214,11 +206,11 @@ describe('the settings in force', () => {
 
   it('applies --retry-policy JSON to the LLM call: {"maxRetries":1} makes two attempts of an overloaded provider', async () => {
     const model = newModel('retry');
-    h.llm.script(model, { kind: 'status', status: 529 }, { kind: 'status', status: 529 }, { kind: 'text', text: 'too late' });
+    h().llm.script(model, { kind: 'status', status: 529 }, { kind: 'status', status: 529 }, { kind: 'text', text: 'too late' });
     const out = await runJson(['--prompt', 'hi', '--model', `anthropic:${model}`, '--retry-policy', '{"maxRetries":1,"baseDelayMs":100,"maxDelayMs":200}']);
     expect(out.settings.retryPolicy).toMatchObject({ maxRetries: 1, baseDelayMs: 100, maxDelayMs: 200, budgetMs: 240_000 });
     expect(out).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
-    expect(h.llm.requests({ model })).toHaveLength(2);
+    expect(h().llm.requests({ model })).toHaveLength(2);
   });
 
   it('start takes the same flags: the session runs with them', async () => {

@@ -1,25 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 // The client as a library: the same functions the CLI runs, from client/index.ts.
 import { endSession, sendMessage, startSession, type WatchItem } from '../client';
 import { stateQuery } from '../workflows/api';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness();
 
-const env = () => clientEnvOf(h);
+const env = () => clientEnvOf(h());
 const watch = (...args: string[]) => spawnEntry('client/main.ts', ['watch', ...args], env());
 
 let models = 0;
 const newModel = (name: string) => `watch-${name}-${++models}-${Date.now()}`;
-const start = (model: string) => startSession(h.client, h.env, { model: `anthropic:${model}`, idleTimeoutMs: 120_000 });
+const start = (model: string) => startSession(h().client, h().env, { model: `anthropic:${model}`, idleTimeoutMs: 120_000 });
 
 /** About six seconds of streaming: long enough for a few heartbeats (the worker sends one every 2 s at most). */
 const SLOW_ANSWER = { kind: 'text', text: 'The answer is 42, and here is why it is 42 in some detail.', chunkSize: 4, chunkDelayMs: 400 } as const;
@@ -27,7 +21,7 @@ const SLOW_ANSWER = { kind: 'text', text: 'The answer is 42, and here is why it 
 describe('npm run client -- watch', () => {
   it('follows a turn live: the step, a retry with its countdown, streamed text, tool calls running and done; --until-idle ends it when the turn is over', async () => {
     const model = newModel('live');
-    h.llm.script(
+    h().llm.script(
       model,
       // Held, so the watch is certainly following before anything happens.
       { kind: 'status', status: 529, headers: { 'retry-after': '3' }, hold: true },
@@ -39,7 +33,7 @@ describe('npm run client -- watch', () => {
     const w = watch(session.workflowId, '--until-idle');
     try {
       await w.waitFor(/turn 1 · step 1\/50 · llm anthropic:\S+ · running/);
-      expect(h.llm.release(model)).toBe(1);
+      expect(h().llm.release(model)).toBe(1);
       await w.waitFor(/turn 1 · step 1\/50 · llm anthropic:\S+ · retrying in [1-3] s \(attempt 2\/11\): overloaded/);
       await w.waitFor(/streaming \(\d+ chars\) …/, 30_000);
       expect(await w.exited).toBe(0);
@@ -104,13 +98,13 @@ describe('npm run client -- watch', () => {
 
   it('with --json prints one object per line: the log events, progress with the pending activities, and how it ended', async () => {
     const model = newModel('json');
-    h.llm.script(model, { kind: 'text', text: 'hello', hold: true });
+    h().llm.script(model, { kind: 'text', text: 'hello', hold: true });
     const session = await start(model);
     await sendMessage(session, 'hi');
     const w = watch(session.workflowId, '--until-idle', '--json');
     try {
       await w.waitFor(/"activityType":"callLlm"/);
-      h.llm.release(model);
+      h().llm.release(model);
       expect(await w.exited).toBe(0);
     } finally {
       w.kill();

@@ -1,41 +1,35 @@
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../workflows/api';
 import { workflowBundle } from '../scripts/local-agent';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness();
 
 describe('a long session continues as new', () => {
   it('keeps its conversation, log, fork and replay across runs', async () => {
     const model = `can-${Date.now()}`;
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ id: 'toolu_can1', name: 'calculator', input: { expression: '6*7' } }] },
       { kind: 'text', text: 'It is 42.' },
       { kind: 'text', text: 'You asked about 6*7.' },
     );
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}`, continueAsNewAfterEvents: 20, idleTimeoutMs: 120_000 });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}`, continueAsNewAfterEvents: 20, idleTimeoutMs: 120_000 });
     expect((await sendAndWait(session, 'what is 6*7?')).status).toBe('completed');
     const firstRun = session.firstExecutionRunId;
 
     // The run continues as new between turns; the next message lands in the new run.
-    for (let i = 0; i < 100 && (await h.client.workflow.getHandle(session.workflowId).describe()).runId === firstRun; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await h().client.workflow.getHandle(session.workflowId).describe()).runId === firstRun; i++) await new Promise((r) => setTimeout(r, 100));
     const state = await session.query(stateQuery);
     expect(state.runs).toBe(2);
     expect((await readLog(session)).filter((e) => e.type === 'turn/end')).toHaveLength(1);
 
     expect((await sendAndWait(session, 'what did I ask?')).status).toBe('completed');
-    const [request] = h.llm.requests({ model }).slice(-1);
+    const [request] = h().llm.requests({ model }).slice(-1);
     const sent = JSON.stringify(request?.body);
     expect(sent).toContain('what is 6*7?');
     expect(sent).toContain('It is 42.');
@@ -44,25 +38,25 @@ describe('a long session continues as new', () => {
     expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i));
     expect(log.filter((e) => e.type === 'turn/end')).toHaveLength(2);
 
-    const fork = await forkSession(h.client, h.env, session.workflowId);
+    const fork = await forkSession(h().client, h().env, session.workflowId);
     expect((await readLog(fork)).length).toBe(log.length);
     await endSession(fork);
 
     await endSession(session);
-    await h.client.workflow.getHandle(session.workflowId).result();
+    await h().client.workflow.getHandle(session.workflowId).result();
     const bundle = await workflowBundle();
-    const first = await h.client.workflow.getHandle(session.workflowId, firstRun).fetchHistory();
+    const first = await h().client.workflow.getHandle(session.workflowId, firstRun).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: bundle }, first);
-    await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(JSON.parse(await exportHistory(h.client, session.workflowId))));
+    await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(JSON.parse(await exportHistory(h().client, session.workflowId))));
   });
 });
 
 describe('a session whose log outgrows what one run can carry', () => {
   it('ends with payload_too_large instead of growing history until Temporal terminates it, and stays readable', async () => {
     const model = `can-big-${Date.now()}`;
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'ok' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'ok' });
     const huge = 'x'.repeat(1_600_000);
-    const session = await startSession(h.client, h.env, {
+    const session = await startSession(h().client, h().env, {
       model: `anthropic:${model}`,
       continueAsNewAfterEvents: 20,
       idleTimeoutMs: 120_000,

@@ -9,28 +9,22 @@
  *   call with TOOL_NOT_STARTED.
  */
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery, type SessionInput } from '../workflows/api';
 import type { RetryPolicy } from '../workflows/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness();
 
 let n = 0;
 function session(name: string, replies: ScriptedReply[], input: Partial<SessionInput> = {}) {
   const model = `departure-${name}-${++n}-${Date.now()}`;
-  h.llm.script(model, ...replies);
-  return { model, start: () => startSession(h.client, h.env, { model: `anthropic:${model}`, idleTimeoutMs: 120_000, ...input }) };
+  h().llm.script(model, ...replies);
+  return { model, start: () => startSession(h().client, h().env, { model: `anthropic:${model}`, idleTimeoutMs: 120_000, ...input }) };
 }
 const ok: ScriptedReply = { kind: 'text', text: 'fine' };
 
@@ -51,18 +45,18 @@ describe('the retry policy of a session', () => {
 
     const turn = await sendAndWait(handle, 'second');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(3);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(3);
   });
 
   it('switched from off to default while the call runs, retries that call: the raised policy is not capped at one attempt', async () => {
     const s = session('raise-mid-call', [{ kind: 'status', status: 529, hold: true }, ok], { retryPolicy: null });
     const handle = await s.start();
     const update = await handle.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await h.llm.waitForRequests(1, { model: s.model });
+    await h().llm.waitForRequests(1, { model: s.model });
     await handle.executeUpdate(setRetryPolicyUpdate, { args: ['default'] });
-    h.llm.release(s.model);
+    h().llm.release(s.model);
     expect((await update.result()).status).toBe('completed');
-    expect(h.llm.requests({ model: s.model })).toHaveLength(2);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(2);
   });
 });
 
@@ -71,14 +65,14 @@ describe('a retry after a lost attempt', () => {
     const s = session('lost-attempt', [{ kind: 'text', text: 'never finished', hold: true, holdTimeoutMs: 60_000 }, ok]);
     const handle = await s.start();
     const update = await handle.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await h.llm.waitForRequests(1, { model: s.model });
+    await h().llm.waitForRequests(1, { model: s.model });
     await handle.executeUpdate(setRetryPolicyUpdate, { args: [null] });
     // The attempt is lost to its worker's shutdown, not failed by the activity's own ladder.
-    await h.stopWorker();
-    await h.startWorker();
+    await h().stopWorker();
+    await h().startWorker();
     const turn = await update.result().then(() => undefined, turnOutcomeOf);
     expect(turn).toMatchObject({ status: 'failed', failure: { message: expect.stringContaining('not retried: retry_off') } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(1);
   }, 90_000);
 });
 
@@ -91,7 +85,7 @@ describe('the retry budget', () => {
     const s = session('budget-start', [{ kind: 'status', status: 503, delayMs: 3_000 }, ...Array.from({ length: 10 }, () => ({ kind: 'status', status: 503 }) as const)], { retryPolicy: tight });
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'server_error', message: expect.stringContaining('budget_exhausted') } });
-    expect(h.llm.requests({ model: s.model }).length).toBeGreaterThanOrEqual(3);
+    expect(h().llm.requests({ model: s.model }).length).toBeGreaterThanOrEqual(3);
   });
 });
 
@@ -127,6 +121,6 @@ describe('a step that fails after its assistant message, before any call was dis
       ['turn/end', 'cancelled'],
     ]);
     expect((await sendAndWait(handle, 'go on')).status).toBe('completed');
-    expect(unpairedToolCalls(h.llm.requests({ model: s.model }).at(-1)?.body)).toEqual([]);
+    expect(unpairedToolCalls(h().llm.requests({ model: s.model }).at(-1)?.body)).toEqual([]);
   });
 });

@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
+import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
 import { eventually } from './support/eventually';
 
@@ -13,21 +13,15 @@ const TAG = Date.now();
 const PRICED = `anthropic:spend-priced-${TAG}`;
 const FORKED = `openai:spend-forked-${TAG}`;
 
-let h: Harness;
-let dir: string;
+const dir = useTempDir('spend-');
+const prices = () => path.join(dir(), 'prices.json');
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'spend-'));
-  const prices = path.join(dir, 'prices.json');
-  await writeFile(prices, JSON.stringify({ models: { [PRICED]: { input: 1, output: 2, cacheRead: 0.5 }, [FORKED]: { input: 1, output: 1 } } }));
-  h = await startHarness({ env: { AGENT_PRICES_FILE: prices } });
+  await writeFile(prices(), JSON.stringify({ models: { [PRICED]: { input: 1, output: 2, cacheRead: 0.5 }, [FORKED]: { input: 1, output: 1 } } }));
 });
-afterAll(async () => {
-  await h?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const h = useAgentHarness(() => ({ env: { AGENT_PRICES_FILE: prices() } }));
 
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
-const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 const nameOf = (model: string) => model.slice(model.indexOf(':') + 1);
 
 async function runJson(...args: string[]) {
@@ -38,7 +32,7 @@ async function runJson(...args: string[]) {
 
 /** A calculator step of $0.10 (60k uncached + 40k cache-read input, 10k output) and an answer of $0.30. */
 function scriptTwoPricedSteps(model: string): void {
-  h.llm.script(
+  h().llm.script(
     nameOf(model),
     { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }], usage: { inputTokens: 100_000, outputTokens: 10_000, cacheReadTokens: 40_000 } },
     { kind: 'text', text: 'It is 42.', usage: { inputTokens: 200_000, outputTokens: 50_000 } },
@@ -93,7 +87,7 @@ describe('spend per session', () => {
   });
 
   it('a fork carries the whole spend of its source, also when cut before the spending', async () => {
-    h.llm.script(nameOf(FORKED), { kind: 'text', text: 'first', usage: { inputTokens: 100_000, outputTokens: 0 } }, { kind: 'text', text: 'second', usage: { inputTokens: 200_000, outputTokens: 0 } });
+    h().llm.script(nameOf(FORKED), { kind: 'text', text: 'first', usage: { inputTokens: 100_000, outputTokens: 0 } }, { kind: 'text', text: 'second', usage: { inputTokens: 200_000, outputTokens: 0 } });
     const out = await runJson('--prompt', 'one', '--model', FORKED, '--keep');
     const source = handle(out.workflowId);
     await source.executeUpdate('send', { args: [{ text: 'two' }] });

@@ -1,27 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait } from '../client/sessions';
 import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
+import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
 import { timerSummaries } from './support/timer-summaries';
 
-let h: Harness;
-let workspace: string;
-beforeAll(async () => {
-  workspace = await mkdtemp(path.join(tmpdir(), 'turn-limits-'));
-  h = await startHarness({ env: { AGENT_WORKSPACE: workspace } });
-});
-afterAll(async () => {
-  await h?.close();
-  await rm(workspace, { recursive: true, force: true });
-});
+const workspace = useTempDir('turn-limits-');
+const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace() } }));
 
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
-const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 let models = 0;
 const newModel = (name: string) => `limits-${name}-${++models}-${Date.now()}`;
 
@@ -34,7 +24,7 @@ async function start(model: string, ...flags: string[]): Promise<string> {
 describe('--turn-timeout', () => {
   it('cancels a turn that outlives it on a durable timer, answers its open calls, and fails it turn_timeout; the session goes on', async () => {
     const model = newModel('timeout');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }, { name: 'write_file', input: { path: 'out.txt', content: 'x' } }] },
       { kind: 'text', text: 'next turn answered' },
@@ -63,7 +53,7 @@ describe('--turn-timeout', () => {
 
   it('leaves a turn that ends in time alone, its timer cancelled', async () => {
     const model = newModel('in-time');
-    h.llm.script(model, { kind: 'text', text: 'quick' });
+    h().llm.script(model, { kind: 'text', text: 'quick' });
     const id = await start(model, '--turn-timeout', '10m');
     expect(await sendAndWait(handle(id), 'hi')).toMatchObject({ status: 'completed' });
     const events = (await handle(id).fetchHistory()).events ?? [];
@@ -80,14 +70,14 @@ describe('--max-repeats', () => {
   it('answers the third identical call in a row with an error the model reads, instead of running it; a different call runs', async () => {
     const model = newModel('repeats');
     const same = { kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: '1+1' } }] };
-    h.llm.script(model, same, same, same, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '2+2' } }] }, { kind: 'text', text: 'done' });
+    h().llm.script(model, same, same, same, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '2+2' } }] }, { kind: 'text', text: 'done' });
     const id = await start(model, '--max-repeats', '2');
     expect(await sendAndWait(handle(id), 'loop')).toMatchObject({ status: 'completed' });
     const results = (await readLog(handle(id))).flatMap((e) => (e.type === 'tool/result' ? [{ code: e.code, content: e.content }] : []));
     expect(results.map((r) => r.code)).toEqual(['ok', 'ok', 'error', 'ok']);
     expect(results[2]?.content).toMatch(/^Not run: this is the same calculator call with the same arguments 2 times in a row, the most this session allows \(--max-repeats 2\)/);
     // The model was told: the refusal is in the request that followed it.
-    expect(JSON.stringify(h.llm.requests({ model })[3]?.body)).toContain('--max-repeats 2');
+    expect(JSON.stringify(h().llm.requests({ model })[3]?.body)).toContain('--max-repeats 2');
     await handle(id).terminate('test cleanup');
   });
 });
