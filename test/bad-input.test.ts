@@ -15,7 +15,7 @@ import type { SessionEvent } from '../workflows/session-log';
 import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
 import { startLocalAgent, type LocalAgent } from '../scripts/local-agent';
 import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
 
@@ -39,18 +39,12 @@ async function runTool(request: RunToolRequest): Promise<ToolOutcome> {
   return { code: 'ok', content: `ran ${request.name}` };
 }
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ runTool });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness({ runTool });
 
 const PROVIDERS = ['anthropic', 'openai', 'google'] as const;
 let n = 0;
 const newModel = (name: string) => `bad-${name}-${++n}-${randomUUID().slice(0, 8)}`;
-const start = (input: Partial<SessionInput> & { model: string }) => startSession(h.client, h.env, { idleTimeoutMs: 120_000, ...input });
+const start = (input: Partial<SessionInput> & { model: string }) => startSession(h().client, h().env, { idleTimeoutMs: 120_000, ...input });
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 async function historyOf(client: Client, workflowId: string): Promise<HistoryEvent[]> {
@@ -68,9 +62,9 @@ describe('malformed workflow input (started with the raw client, past the client
     ['a retry policy out of bounds', [{ model: 'anthropic:x', retryPolicy: { maxRetries: 99, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1, maxServerWaitMs: 0 } }]],
   ])('fails the workflow at once with invalid_input for %s: one workflow task, none failed, no LLM request', async (_name, args) => {
     const workflowId = `bad-input-${randomUUID()}`;
-    const requestsBefore = h.llm.requests().length;
+    const requestsBefore = h().llm.requests().length;
     const started = Date.now();
-    const handle = await h.client.workflow.start(SESSION_WORKFLOW, { taskQueue: h.taskQueue, workflowId, args });
+    const handle = await h().client.workflow.start(SESSION_WORKFLOW, { taskQueue: h().taskQueue, workflowId, args });
     const error = await handle.result().then(
       () => undefined,
       (e: unknown) => e,
@@ -81,11 +75,11 @@ describe('malformed workflow input (started with the raw client, past the client
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect(cause).toMatchObject({ type: 'invalid_input', nonRetryable: true, message: expect.stringMatching(/^invalid session input: /) });
 
-    const events = await historyOf(h.client, workflowId);
+    const events = await historyOf(h().client, workflowId);
     expect(events.filter((e) => e.workflowTaskStartedEventAttributes)).toHaveLength(1);
     expect(has(events, 'workflowTaskFailedEventAttributes')).toBe(false);
     expect(has(events, 'workflowExecutionFailedEventAttributes')).toBe(true);
-    expect(h.llm.requests().length).toBe(requestsBefore);
+    expect(h().llm.requests().length).toBe(requestsBefore);
   });
 });
 
@@ -96,7 +90,7 @@ describe('malformed Update arguments', () => {
     model = newModel('updates');
     session = await start({ model: `anthropic:${model}` });
     // Until its first workflow task is done, history still grows by itself.
-    await eventually('the first workflow task to complete', async () => (has(await historyOf(h.client, session.workflowId), 'workflowTaskCompletedEventAttributes') ? true : undefined));
+    await eventually('the first workflow task to complete', async () => (has(await historyOf(h().client, session.workflowId), 'workflowTaskCompletedEventAttributes') ? true : undefined));
   });
 
   it.each<[string, string, unknown[], RegExp]>([
@@ -109,25 +103,25 @@ describe('malformed Update arguments', () => {
     ['decideApproval with approved as a string', 'decideApproval', [{ callId: 'toolu_x', approved: 'yes' }], /invalid approval decision: approved: /],
     ['decideApproval for a call nobody waits for', 'decideApproval', [{ callId: 'toolu_x', approved: true }], /no tool call toolu_x is waiting for approval/],
   ])('rejects %s in its validator, naming the problem, with nothing written to history', async (_name, update, args, message) => {
-    const before = await historyOf(h.client, session.workflowId);
+    const before = await historyOf(h().client, session.workflowId);
     // By name and untyped, as any caller could send it: the client's own types would refuse these.
-    const raw = h.client.workflow.getHandle(session.workflowId);
+    const raw = h().client.workflow.getHandle(session.workflowId);
     const error = await raw.executeUpdate<unknown, [unknown]>(update, { args: args as [unknown] }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
     expect((error as WorkflowUpdateFailedError).cause?.message).toMatch(message);
-    const after = await historyOf(h.client, session.workflowId);
+    const after = await historyOf(h().client, session.workflowId);
     expect(has(after, 'workflowExecutionUpdateAcceptedEventAttributes')).toBe(false);
     // A rejection leaves no trace at all: not even a workflow task (it was speculative).
     expect(after.length).toBe(before.length);
   });
 
   it('still takes a valid message afterwards, and the model never saw the rejected ones', async () => {
-    h.llm.script(model, { kind: 'text', text: 'hello' });
+    h().llm.script(model, { kind: 'text', text: 'hello' });
     expect(await sendAndWait(session, 'a proper message')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
-    expect(h.llm.requests({ model })).toHaveLength(1);
+    expect(h().llm.requests({ model })).toHaveLength(1);
     const events = await readLog(session);
     expect(events.filter((e) => e.type === 'turn/start').map((e) => e.type === 'turn/start' && e.text)).toEqual(['a proper message']);
   });
@@ -139,7 +133,7 @@ const GARBLED = 'this reply is cut by a bad frame';
 describe.each(PROVIDERS)('bad model output on %s', (provider) => {
   it('answers tool arguments that are not JSON with an error result quoting them, dispatches nothing, and lets the model try again', async () => {
     const model = newModel(`json-${provider}`);
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ name: 'calculator', rawArguments: '{"expression": 6*7' }] },
       { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }] },
@@ -152,7 +146,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
     expect(results.map((r) => r.code)).toEqual(['error', 'ok']);
     expect(results[0]?.content).toMatch(/Tool call rejected: the arguments for "calculator" are not a valid JSON object: .*6\*7/);
     expect(dispatched.length - before).toBe(1);
-    const requests = h.llm.requests({ model });
+    const requests = h().llm.requests({ model });
     expect(requests).toHaveLength(3);
     expect(JSON.stringify(requests[1]?.body)).toContain('not a valid JSON object');
     expect(requests.every((r) => unpairedToolCalls(r.body).length === 0)).toBe(true);
@@ -160,7 +154,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
 
   it('answers a call to an unknown tool with an error result that lists the tools, and goes on', async () => {
     const model = newModel(`unknown-${provider}`);
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ name: 'launch_rockets', input: { count: 3 } }] }, { kind: 'text', text: 'I cannot do that.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'launch_rockets', input: { count: 3 } }] }, { kind: 'text', text: 'I cannot do that.' });
     const session = await start({ model: `${provider}:${model}` });
     const before = dispatched.length;
     expect(await sendAndWait(session, 'launch')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
@@ -171,17 +165,17 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
 
   it('retries a stream with a frame that is not JSON as a network_error, and completes with the clean reply', async () => {
     const model = newModel(`sse-${provider}`);
-    h.llm.script(model, { kind: 'malformed', text: GARBLED }, { kind: 'text', text: 'clean' });
+    h().llm.script(model, { kind: 'malformed', text: GARBLED }, { kind: 'text', text: 'clean' });
     const session = await start({ model: `${provider}:${model}`, retryPolicy: { maxRetries: 2, baseDelayMs: 100, maxDelayMs: 200, budgetMs: 10_000, maxServerWaitMs: 1_000 } });
     expect(await sendAndWait(session, 'hi')).toEqual({ status: 'completed', turn: 1, reason: 'answered' });
-    expect(h.llm.requests({ model }).map((r) => r.replyKind)).toEqual(['malformed', 'text']);
+    expect(h().llm.requests({ model }).map((r) => r.replyKind)).toEqual(['malformed', 'text']);
     const events = await readLog(session);
     expect(events.filter((e) => e.type === 'assistant').map((e) => e.type === 'assistant' && e.message.text)).toEqual(['clean']);
   });
 
   it('fails the turn with network_error naming the malformed frame when retries are off, and keeps the session usable', async () => {
     const model = newModel(`sse-off-${provider}`);
-    h.llm.script(model, { kind: 'malformed', text: GARBLED }, { kind: 'text', text: 'clean' });
+    h().llm.script(model, { kind: 'malformed', text: GARBLED }, { kind: 'text', text: 'clean' });
     const session = await start({ model: `${provider}:${model}`, retryPolicy: null });
     const turn = await sendAndWait(session, 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'network_error', message: expect.stringContaining('malformed stream frame') } });
@@ -192,7 +186,7 @@ describe.each(PROVIDERS)('bad model output on %s', (provider) => {
 describe('a tool result above Temporal\'s 2 MB payload limit', () => {
   it('becomes an error result the model reads, after one run of the tool: the step closes, every call is paired, and the session takes the next message', async () => {
     const model = newModel('huge');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ name: 'read_file', input: { path: 'huge.txt' } }] },
       { kind: 'text', text: 'That file is large.' },
@@ -210,17 +204,17 @@ describe('a tool result above Temporal\'s 2 MB payload limit', () => {
     // The result is too large on every attempt: running the tool again only repeats the work.
     expect(dispatched.length - before).toBe(1);
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', turn: 1 });
-    const history = await historyOf(h.client, session.workflowId);
+    const history = await historyOf(h().client, session.workflowId);
     expect(has(history, 'workflowTaskFailedEventAttributes')).toBe(false);
     expect(await sendAndWait(session, 'and now?')).toEqual({ status: 'completed', turn: 2, reason: 'answered' });
-    expect(h.llm.requests({ model }).every((r) => unpairedToolCalls(r.body).length === 0)).toBe(true);
+    expect(h().llm.requests({ model }).every((r) => unpairedToolCalls(r.body).length === 0)).toBe(true);
   });
 });
 
 describe('a conversation larger than one Temporal payload (2 MB), each tool result well below it', () => {
   it('keeps the whole log readable, and the next LLM call gets the whole conversation, read in pages', async () => {
     const model = newModel('big-conversation');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [1, 2, 3].map((i) => ({ name: 'read_file', input: { path: `big-${i}.txt` } })) },
       { kind: 'text', text: 'I have read all three.' },
@@ -232,10 +226,10 @@ describe('a conversation larger than one Temporal payload (2 MB), each tool resu
     const events = await readLog(session);
     expect(toolResults(events).map((r) => [r.code, Buffer.byteLength(r.content)])).toEqual([1, 2, 3].map(() => ['ok', BIG_BYTES]));
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', turn: 1 });
-    const history = await historyOf(h.client, session.workflowId);
+    const history = await historyOf(h().client, session.workflowId);
     expect(has(history, 'workflowTaskFailedEventAttributes')).toBe(false);
     expect(turn.status).toBe('completed');
-    const last = h.llm.requests({ model }).at(-1);
+    const last = h().llm.requests({ model }).at(-1);
     expect(JSON.stringify(last?.body).length).toBeGreaterThan(3 * BIG_BYTES);
   });
 });
@@ -263,18 +257,18 @@ describe('a session log past what one run can carry, counted in UTF-8 bytes (non
       (error: unknown) => (error as { cause?: { type?: string } }).cause?.type ?? String(error),
     );
     // The broken outcome, as soon as it shows: a workflow task that failed (and will again).
-    const taskFailed = eventually('a failed workflow task', async () => (has(await historyOf(h.client, session.workflowId), 'workflowTaskFailedEventAttributes') ? 'a workflow task failed' : undefined), 60_000, 500).catch(() => 'never');
+    const taskFailed = eventually('a failed workflow task', async () => (has(await historyOf(h().client, session.workflowId), 'workflowTaskFailedEventAttributes') ? 'a workflow task failed' : undefined), 60_000, 500).catch(() => 'never');
     // Each turn adds to the log; the first pushes it past 2 MiB of UTF-8.
     let verdict: string | undefined;
     for (const text of [cjk(100_000), 'and one more', 'and another']) {
-      h.llm.script(model, { kind: 'text', text: 'ok' });
+      h().llm.script(model, { kind: 'text', text: 'ok' });
       verdict = await Promise.race([sendAndWait(session, text).then(() => undefined, () => undefined), ended, taskFailed]);
       if (verdict !== undefined) break;
     }
     verdict ??= await Promise.race([ended, taskFailed, new Promise<string>((resolve) => setTimeout(() => resolve('still running 20 s after the last turn'), 20_000))]);
-    await h.client.workflow.getHandle(session.workflowId).terminate('test cleanup').catch(() => undefined);
+    await h().client.workflow.getHandle(session.workflowId).terminate('test cleanup').catch(() => undefined);
     expect(verdict).toBe('payload_too_large');
-    expect(has(await historyOf(h.client, session.workflowId), 'workflowTaskFailedEventAttributes')).toBe(false);
+    expect(has(await historyOf(h().client, session.workflowId), 'workflowTaskFailedEventAttributes')).toBe(false);
   // Its inner waits (60 s for a failed task, 20 s after the last turn) must be reachable.
   }, 150_000);
 });

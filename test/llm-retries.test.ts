@@ -1,32 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readProgress } from '../client/progress';
 import { sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../workflows/api';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../workflows/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 
 /** Attempt n+1 is at most this much later than its ladder rung: Temporal's timer and dispatch latency. */
 const SCHEDULING_SLACK_MS = 1_500;
 const IDLE_TIMEOUT_MS = 1_500;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ env: { AGENT_LLM_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS) }, heartbeatIntervalMs: 200 });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useAgentHarness({ env: { AGENT_LLM_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS) }, heartbeatIntervalMs: 200 });
 
 let n = 0;
 function session(provider: string, name: string, replies: ScriptedReply[], input: Partial<SessionInput> = {}) {
   const model = `ladder-${name}-${provider}-${++n}-${Date.now()}`;
-  h.llm.script(model, ...replies);
+  h().llm.script(model, ...replies);
   return {
     model,
-    start: () => startSession(h.client, h.env, { model: `${provider}:${model}`, idleTimeoutMs: 300_000, ...input }),
+    start: () => startSession(h().client, h().env, { model: `${provider}:${model}`, idleTimeoutMs: 300_000, ...input }),
   };
 }
 const ok: ScriptedReply = { kind: 'text', text: 'fine' };
@@ -43,7 +37,7 @@ async function watchRetries<T>(handle: Parameters<typeof readProgress>[1], done:
   void done.finally(() => (finished = true));
   let last = '';
   while (!finished) {
-    const progress = await readProgress(h.client, handle).catch(() => undefined);
+    const progress = await readProgress(h().client, handle).catch(() => undefined);
     for (const a of progress?.activities ?? []) {
       const key = `${a.attempt}:${a.lastFailure?.type}`;
       if (a.lastFailure && key !== last) {
@@ -58,7 +52,7 @@ async function watchRetries<T>(handle: Parameters<typeof readProgress>[1], done:
 
 /** The final failures of LLM activities, from history (retried attempts are not written there). */
 async function failureTypes(workflowId: string): Promise<string[]> {
-  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await h().client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).flatMap((e) => (e.activityTaskFailedEventAttributes ? [e.activityTaskFailedEventAttributes.failure?.applicationFailureInfo?.type ?? ''] : []));
 }
 
@@ -67,7 +61,7 @@ describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by
     const s = session(provider, '529x3', [status(529), status(529), status(529), ok]);
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn.status).toBe('completed');
-    const requests = h.llm.requests({ model: s.model });
+    const requests = h().llm.requests({ model: s.model });
     expect(requests).toHaveLength(4);
     gaps(requests.map((r) => r.at)).forEach((gap, i) => {
       const base = Math.min(DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** i, DEFAULT_RETRY_POLICY.maxDelayMs);
@@ -80,14 +74,14 @@ describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by
     const s = session(provider, '401', [status(401), ok]);
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'auth_error' } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(1);
   });
 
   it('waits at least the 3 s of Retry-After before the next attempt', async () => {
     const s = session(provider, 'ra3', [status(429, { 'retry-after': '3' }), ok]);
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn.status).toBe('completed');
-    const [gap] = gaps(h.llm.requests({ model: s.model }).map((r) => r.at));
+    const [gap] = gaps(h().llm.requests({ model: s.model }).map((r) => r.at));
     expect(gap).toBeGreaterThanOrEqual(3_000);
     expect(gap).toBeLessThanOrEqual(3_000 + SCHEDULING_SLACK_MS);
   });
@@ -97,7 +91,7 @@ describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by
     const handle = await s.start();
     const turn = await sendAndWait(handle, 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'rate_limit', message: expect.stringContaining('retry_after_too_long') } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(1);
     const history = await handle.fetchHistory();
     const failed = history.events?.find((e) => e.activityTaskFailedEventAttributes)?.activityTaskFailedEventAttributes;
     const details = JSON.parse(Buffer.from(failed?.failure?.applicationFailureInfo?.details?.payloads?.[0]?.data ?? []).toString());
@@ -110,7 +104,7 @@ describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by
     const { result, failures } = await watchRetries(handle, sendAndWait(handle, 'hi'));
     expect(result.status).toBe('completed');
     expect(failures).toEqual(['network_error']);
-    expect(h.llm.requests({ model: s.model })).toHaveLength(2);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(2);
   });
 });
 
@@ -122,7 +116,7 @@ describe('the retry ladder, end to end on one provider', () => {
     const handle = await s.start();
     const turn = await sendAndWait(handle, 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(11);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(11);
     expect(await failureTypes(handle.workflowId)).toEqual(['overloaded']);
   });
 
@@ -131,7 +125,7 @@ describe('the retry ladder, end to end on one provider', () => {
     const s = session('anthropic', 'budget', Array.from({ length: 12 }, () => status(503)), { retryPolicy: tight });
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'server_error', message: expect.stringContaining('budget_exhausted') } });
-    const requests = h.llm.requests({ model: s.model });
+    const requests = h().llm.requests({ model: s.model });
     // Waits of 0.5–1 s each: at least 3 attempts fit in 2.5 s, never more than 6.
     expect(requests.length).toBeGreaterThanOrEqual(3);
     expect(requests.length).toBeLessThanOrEqual(6);
@@ -142,7 +136,7 @@ describe('the retry ladder, end to end on one provider', () => {
     const s = session('openai', 'optout', [status(529), ok], { retryPolicy: null });
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(1);
   });
 
   it('applies a policy switched off by Update mid-session to the next failing call: one attempt', async () => {
@@ -152,7 +146,7 @@ describe('the retry ladder, end to end on one provider', () => {
     expect(await handle.executeUpdate(setRetryPolicyUpdate, { args: [null] })).toBeNull();
     const turn = await sendAndWait(handle, 'second');
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'overloaded' } });
-    expect(h.llm.requests({ model: s.model })).toHaveLength(2);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(2);
   });
 
   it('rejects a policy outside RETRY_LIMITS with a message naming the field, before it reaches history', async () => {
@@ -170,11 +164,11 @@ describe('the retry ladder, end to end on one provider', () => {
     const s = session('google', 'visible', [status(503, { 'retry-after': '3' }), ok]);
     const handle = await s.start();
     const done = sendAndWait(handle, 'hi');
-    await h.llm.waitForRequests(1, { model: s.model });
+    await h().llm.waitForRequests(1, { model: s.model });
     let seen;
     for (let i = 0; i < 40 && !seen; i++) {
       await sleep(100);
-      seen = (await readProgress(h.client, handle)).activities.find((a) => a.lastFailure);
+      seen = (await readProgress(h().client, handle)).activities.find((a) => a.lastFailure);
     }
     expect(seen).toMatchObject({ activityType: 'callLlm', attempt: 2, maximumAttempts: 11, lastFailure: { type: 'server_error' } });
     expect(seen?.nextAttemptAt).toBeGreaterThan(Date.now());
@@ -185,13 +179,13 @@ describe('the retry ladder, end to end on one provider', () => {
     const s = session('anthropic', 'abort', [{ kind: 'text', text: 'a long answer', stall: { ms: -1, pingEveryMs: 200 } }, ok]);
     const handle = await s.start();
     const update = await handle.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await h.llm.waitForRequests(1, { model: s.model });
+    await h().llm.waitForRequests(1, { model: s.model });
     await sleep(300);
     await handle.executeUpdate(cancelTurnUpdate);
     const outcome = await update.result().then(() => undefined, turnOutcomeOf);
     expect(outcome).toMatchObject({ status: 'cancelled', failure: { type: 'cancelled' } });
     await sleep(2_000);
-    const requests = h.llm.requests({ model: s.model });
+    const requests = h().llm.requests({ model: s.model });
     expect(requests).toHaveLength(1);
     expect(requests[0]?.outcome).toBe('aborted-by-client');
     expect(await failureTypes(handle.workflowId)).toEqual([]);
@@ -201,7 +195,7 @@ describe('the retry ladder, end to end on one provider', () => {
     const s = session('anthropic', 'pings', [{ kind: 'text', text: 'slow thought', stall: { ms: IDLE_TIMEOUT_MS * 2, pingEveryMs: 300 } }]);
     const turn = await sendAndWait(await s.start(), 'hi');
     expect(turn.status).toBe('completed');
-    expect(h.llm.requests({ model: s.model })).toHaveLength(1);
+    expect(h().llm.requests({ model: s.model })).toHaveLength(1);
   });
 
   it('cuts a silent stall as a network_error and retries it', async () => {
@@ -210,7 +204,7 @@ describe('the retry ladder, end to end on one provider', () => {
     const { result, failures } = await watchRetries(handle, sendAndWait(handle, 'hi'));
     expect(result.status).toBe('completed');
     expect(failures).toEqual(['network_error']);
-    const requests = h.llm.requests({ model: s.model });
+    const requests = h().llm.requests({ model: s.model });
     expect(requests).toHaveLength(2);
     expect(gaps(requests.map((r) => r.at))[0]).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS);
   });
