@@ -4,28 +4,22 @@
  * current workflows, and against a copy whose commands were reordered without
  * `patched()`, which must fail with a determinism error.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { workflowBundle } from '../scripts/local-agent';
-import { startHarness, clientEnvOf, type Harness } from './support/agent-harness';
+import { useAgentHarness, clientEnvOf } from './support/agent-harness';
 import { alteredWorkflows, removeAlteredCopies, UPSERT_AFTER_SCHEDULING } from './support/altered-workflows';
 import { runEntry } from './support/cli';
+import { useTempDir } from './support/temp-dir';
 
-let h: Harness;
-let dir: string;
-beforeAll(async () => {
-  h = await startHarness();
-  dir = await mkdtemp(path.join(tmpdir(), 'incident-'));
-});
+const h = useAgentHarness();
+const dir = useTempDir('incident-');
 afterAll(async () => {
-  await h?.close();
-  await rm(dir, { recursive: true, force: true });
   await removeAlteredCopies();
 });
 
@@ -39,14 +33,14 @@ async function replayAll(bundle: Awaited<ReturnType<typeof workflowBundle>>, fil
 describe('an incident becomes a replay test', () => {
   it('exports the history with `client history --out`, replays it cleanly, and fails on a reordering without patched()', async () => {
     const model = `incident-${Date.now()}`;
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_inc_1', name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: '42' });
-    const session = await startSession(h.client, h.env, { model: `anthropic:${model}`, idleTimeoutMs: 60_000 });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_inc_1', name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: '42' });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}`, idleTimeoutMs: 60_000 });
     expect((await sendAndWait(session, 'compute')).status).toBe('completed');
     await endSession(session);
     await session.result();
 
-    const file = path.join(dir, `incident-${session.workflowId}.json`);
-    const exported = await runEntry('client/main.ts', ['history', session.workflowId, '--out', file], clientEnvOf(h));
+    const file = path.join(dir(), `incident-${session.workflowId}.json`);
+    const exported = await runEntry('client/main.ts', ['history', session.workflowId, '--out', file], clientEnvOf(h()));
     expect(exported.code, exported.stderr).toBe(0);
 
     const clean = await replayAll(await workflowBundle(), [file]);
