@@ -1,42 +1,36 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sendAndWait, readLog } from '../client/sessions';
 import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { useTempDir } from './support/temp-dir';
 import { timerSummaries } from './support/timer-summaries';
 import { eventually } from './support/eventually';
 
 const TAG = Date.now();
 let models = 0;
-let h: Harness;
-let dir: string;
 /** Models this file prices at $1 per million tokens, so a scripted call of 100k input tokens costs $0.10. */
 const PRICED = Array.from({ length: 8 }, (_, i) => `budget-${i}-${TAG}`);
 const nextModel = () => PRICED[models++] ?? '';
 
+const dir = useTempDir('budget-');
+const prices = () => path.join(dir(), 'prices.json');
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'budget-'));
-  const prices = path.join(dir, 'prices.json');
-  await writeFile(prices, JSON.stringify({ models: Object.fromEntries(PRICED.map((m) => [`anthropic:${m}`, { input: 1, output: 1 }])) }));
-  h = await startHarness({ env: { AGENT_PRICES_FILE: prices } });
+  await writeFile(prices(), JSON.stringify({ models: Object.fromEntries(PRICED.map((m) => [`anthropic:${m}`, { input: 1, output: 1 }])) }));
 });
-afterAll(async () => {
-  await h?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const h = useAgentHarness(() => ({ env: { AGENT_PRICES_FILE: prices() } }));
 
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
-const handle = (id: string) => h.client.workflow.getHandle<typeof agentSession>(id);
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 
 const TENTH = { inputTokens: 100_000, outputTokens: 0 };
 /** `steps` calculator steps of $0.10 each, then an answer of $0.10. */
 function scriptLoop(model: string, steps: number): void {
   const calls = Array.from({ length: steps }, (_, i) => ({ kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: `${i}+1` } }], usage: TENTH }));
-  h.llm.script(model, ...calls, { kind: 'text', text: 'done', usage: TENTH });
+  h().llm.script(model, ...calls, { kind: 'text', text: 'done', usage: TENTH });
 }
 
 async function start(model: string, ...flags: string[]): Promise<string> {
@@ -52,7 +46,7 @@ describe('--budget-usd', () => {
     const id = await start(model, '--budget-usd', '0.25');
     const turn = await sendAndWait(handle(id), 'count');
     // $0, $0.10 and $0.20 spent before calls 1 to 3: each is made; $0.30 before the 4th: refused.
-    expect(h.llm.requests({ model })).toHaveLength(3);
+    expect(h().llm.requests({ model })).toHaveLength(3);
     expect(turn).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
     expect(turn.failure?.message).toMatch(/the session spent \$0\.3000 of its \$0\.2500 budget/);
     const log = await readLog(handle(id));
@@ -66,7 +60,7 @@ describe('--budget-usd', () => {
     expect(raised.stdout.trim()).toBe(`budget of ${id}: $0.3000 of $1.0000 · 300000 tokens (no token limit)`);
     expect(await sendAndWait(handle(id), 'go on')).toMatchObject({ status: 'completed' });
     expect((await handle(id).query(stateQuery)).status).toBe('idle');
-    expect(h.llm.requests({ model })).toHaveLength(4);
+    expect(h().llm.requests({ model })).toHaveLength(4);
     await handle(id).terminate('test cleanup');
   });
 });
@@ -76,7 +70,7 @@ describe('a budget across continue-as-new', () => {
     const model = nextModel();
     const step = { kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: '1+1' } }], usage: TENTH };
     // The first reply is slow, so the budget is changed while the first run is still in its turn.
-    h.llm.script(model, { ...step, delayMs: 1_500 }, step, step, { kind: 'text', text: 'done', usage: TENTH });
+    h().llm.script(model, { ...step, delayMs: 1_500 }, step, step, { kind: 'text', text: 'done', usage: TENTH });
     const id = await start(model, '--budget-usd', '5', '--continue-as-new-after', '20');
     const turn = sendAndWait(handle(id), 'count');
     const lowered = await cli('budget', id, '--usd', '0.35', '--json');
@@ -91,7 +85,7 @@ describe('a budget across continue-as-new', () => {
     expect(state.budget).toEqual({ usd: 0.35 });
     expect(state.spend.costUsd).toBeCloseTo(0.4, 10);
     expect(await sendAndWait(handle(id), 'more')).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
-    expect(h.llm.requests({ model })).toHaveLength(4);
+    expect(h().llm.requests({ model })).toHaveLength(4);
     await handle(id).terminate('test cleanup');
   });
 });
@@ -105,7 +99,7 @@ describe('--budget-tokens', () => {
     const out = JSON.parse(result.stdout);
     expect(out).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' }, settings: { budgetTokens: 250_000 } });
     expect(out.failure.message).toMatch(/the session spent 300000 tokens of its 250000 tokens budget/);
-    expect(h.llm.requests({ model })).toHaveLength(3);
+    expect(h().llm.requests({ model })).toHaveLength(3);
   });
 });
 
@@ -117,13 +111,13 @@ describe('--budget-warn', () => {
     const turn = sendAndWait(handle(id), 'count');
     const pending = await eventually('the budget pause', async () => (await handle(id).query(stateQuery)).pendingApprovals.find((p) => p.callId === 'budget'));
     expect(pending).toMatchObject({ name: 'budget', input: { usd: 1, warnAt: 0.2 } });
-    expect(h.llm.requests({ model })).toHaveLength(2);
+    expect(h().llm.requests({ model })).toHaveLength(2);
     expect(await timerSummaries(handle(id))).toContain('budget 20 % · approval');
 
     const approved = await cli('approve', id, 'budget');
     expect(approved.code, approved.stderr).toBe(0);
     expect(await turn).toMatchObject({ status: 'completed' });
-    expect(h.llm.requests({ model })).toHaveLength(4);
+    expect(h().llm.requests({ model })).toHaveLength(4);
     await handle(id).terminate('test cleanup');
   });
 
@@ -138,7 +132,7 @@ describe('--budget-warn', () => {
     const outcome = await turn;
     expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
     expect(outcome.failure?.message).toMatch(/reached 20 % of its budget and a human denied it: too dear/);
-    expect(h.llm.requests({ model })).toHaveLength(2);
+    expect(h().llm.requests({ model })).toHaveLength(2);
     await handle(id).terminate('test cleanup');
   });
 });
