@@ -4,12 +4,11 @@ import { forkSession, readLog, sendAndWait, startSession, type SessionHandle } f
 import { workflowBundle } from '../scripts/local-agent';
 import { cancelTurnUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import type { SessionEvent } from '../workflows/session-log';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { eventually } from './support/eventually';
 import { startFailingHttpServer, startHttpMcpServer, writeMcpConfig, type TestHttpMcpServer } from './support/mcp/servers';
 
-let h: Harness;
 let server: TestHttpMcpServer;
 /** A second instance, whose list the clash test breaks for good. */
 let clashing: TestHttpMcpServer;
@@ -33,33 +32,33 @@ beforeAll(async () => {
     // A key in the query string stays out of failure messages.
     broken: { url: `${failing.url}?key=query-secret` },
   });
-  h = await startHarness({ env: { AGENT_MCP_CONFIG: configFile } });
 }, 60_000);
 afterAll(async () => {
-  await h?.close();
   await server?.close();
   await clashing?.close();
   await failing?.close();
 });
+// Registered after the MCP setup: started once its config exists, closed before its servers stop.
+const h = useAgentHarness(() => ({ env: { AGENT_MCP_CONFIG: configFile } }));
 
 let models = 0;
 const newModel = (name: string) => `mcp-http-${name}-${++models}-${Date.now()}`;
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
 
 function start(model: string, mcp: string[], extra: { continueAsNewAfterEvents?: number } = {}): Promise<SessionHandle> {
-  return startSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
+  return startSession(h().client, { AGENT_TASK_QUEUE: h().taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
 }
 
 const results = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, code: e.code, content: e.content }] : []));
 /** The MCP tool names the scripted LLM was offered in each request of `model`, in order. */
 const offeredMcp = (model: string) =>
-  h.llm.requests({ model }).map((r) => ((r.body as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name).filter((n) => n.startsWith('mcp__')).sort());
+  h().llm.requests({ model }).map((r) => ((r.body as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name).filter((n) => n.startsWith('mcp__')).sort());
 
 describe('MCP tools over Streamable HTTP', () => {
   it('keeps offering the recorded list when the server changes its tools, also to a retried LLM call and on replay; after refresh-tools the new list is used', async () => {
     const model = newModel('lists');
     const tag = `added_${models}`;
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -109,7 +108,7 @@ describe('MCP tools over Streamable HTTP', () => {
 
   it('carries the recorded list into the next run when the session continues as new, without listing again', async () => {
     const model = newModel('can');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ id: 'toolu_can1', name: 'mcp__remote__first', input: {} }] },
       { kind: 'text', text: 'run one' },
@@ -132,12 +131,12 @@ describe('MCP tools over Streamable HTTP', () => {
 
   it('gives a fork the tools recorded in the log it carries, without listing again, and its calls reach the server', async () => {
     const model = newModel('fork');
-    h.llm.script(model, { kind: 'text', text: 'source' });
+    h().llm.script(model, { kind: 'text', text: 'source' });
     const source = await start(model, ['remote']);
     expect(await sendAndWait(source, 'hello')).toMatchObject({ status: 'completed' });
     const forkModel = newModel('forked');
-    h.llm.script(forkModel, { kind: 'tool_calls', calls: [{ id: 'toolu_forked', name: 'mcp__remote__first', input: {} }] }, { kind: 'text', text: 'forked' });
-    const fork = await forkSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, source.workflowId, { model: `anthropic:${forkModel}` });
+    h().llm.script(forkModel, { kind: 'tool_calls', calls: [{ id: 'toolu_forked', name: 'mcp__remote__first', input: {} }] }, { kind: 'text', text: 'forked' });
+    const fork = await forkSession(h().client, { AGENT_TASK_QUEUE: h().taskQueue }, source.workflowId, { model: `anthropic:${forkModel}` });
     expect(await sendAndWait(fork, 'go on')).toMatchObject({ status: 'completed' });
     expect(offeredMcp(forkModel)[0]).toEqual(offeredMcp(model)[0]);
     expect(results(await readLog(fork))).toEqual([{ callId: 'toolu_forked', code: 'ok', content: 'first answered' }]);
@@ -147,7 +146,7 @@ describe('MCP tools over Streamable HTTP', () => {
 
   it('refuses a list in which two tools would share a name after the 64-character cut, in one line, and keeps the recorded list', async () => {
     const model = newModel('clash');
-    h.llm.script(model, { kind: 'text', text: 'hi' }, { kind: 'text', text: 'hi again' });
+    h().llm.script(model, { kind: 'text', text: 'hi' }, { kind: 'text', text: 'hi again' });
     const session = await start(model, ['clashing']);
     expect(await sendAndWait(session, 'hello')).toMatchObject({ status: 'completed' });
     const long = `clash_${'x'.repeat(60)}`;
@@ -164,7 +163,7 @@ describe('MCP tools over Streamable HTTP', () => {
 
   it('sends the server an MCP cancellation when the turn is cancelled during a call', async () => {
     const model = newModel('cancel');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_wait', name: 'mcp__remote__wait', input: {} }] });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_wait', name: 'mcp__remote__wait', input: {} }] });
     const session = await start(model, ['remote']);
     const send = session.executeUpdate(sendUpdate, { args: [{ text: 'wait' }] }).catch(() => 'rejected');
     const seenBefore = (await server.events()).filter((e) => e === 'cancelled wait').length;
@@ -179,7 +178,7 @@ describe('MCP tools over Streamable HTTP', () => {
 describe('MCP calls that time out or answer too much', () => {
   it("ends a call at the server's timeoutMs with an MCP cancellation, as mcp_timeout, a read-only call after three attempts", async () => {
     const model = newModel('timeout');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_slow', name: 'mcp__impatient__wait', input: {} }] });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_slow', name: 'mcp__impatient__wait', input: {} }] });
     const session = await start(model, ['impatient']);
     const cancelledBefore = (await server.events()).filter((e) => e === 'cancelled wait').length;
     const outcome = await sendAndWait(session, 'wait for it');
@@ -191,7 +190,7 @@ describe('MCP calls that time out or answer too much', () => {
 
   it('turns a result above 2 MiB into an error result the model reads, after one run', async () => {
     const model = newModel('huge');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_huge', name: 'mcp__remote__huge', input: {} }] }, { kind: 'text', text: 'too big' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_huge', name: 'mcp__remote__huge', input: {} }] }, { kind: 'text', text: 'too big' });
     const session = await start(model, ['remote']);
     expect(await sendAndWait(session, 'give me everything')).toMatchObject({ status: 'completed' });
     expect(results(await readLog(session))).toEqual([{ callId: 'toolu_huge', code: 'error', content: expect.stringMatching(/larger than Temporal's 2 MiB payload limit/) }]);
@@ -203,11 +202,11 @@ describe('MCP calls that time out or answer too much', () => {
 describe('the tools command', () => {
   it('lists the built-in tools and the recorded MCP tools, each with its lane and, under --approve-tools, whether it waits', async () => {
     const model = newModel('tools');
-    h.llm.script(model, { kind: 'text', text: 'hi' });
+    h().llm.script(model, { kind: 'text', text: 'hi' });
     const started = await cli('start', '--model', `anthropic:${model}`, '--mcp', 'remote', '--approve-tools', 'mcp__remote__*', '--json');
     expect(started.code, started.stderr).toBe(0);
     const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
-    expect(await sendAndWait(h.client.workflow.getHandle(id), 'hello')).toMatchObject({ status: 'completed' });
+    expect(await sendAndWait(h().client.workflow.getHandle(id), 'hello')).toMatchObject({ status: 'completed' });
 
     const listed = await cli('tools', id);
     expect(listed.code, listed.stderr).toBe(0);
@@ -225,13 +224,13 @@ describe('the tools command', () => {
 
 describe('choosing servers', () => {
   it('start without --mcp chooses every server of the file AGENT_MCP_CONFIG names in the client environment; --mcp refuses a bad name in one line', async () => {
-    const started = await runEntry('client/main.ts', ['start', '--model', 'anthropic:mcp-default', '--json'], { ...clientEnvOf(h), AGENT_MCP_CONFIG: configFile });
+    const started = await runEntry('client/main.ts', ['start', '--model', 'anthropic:mcp-default', '--json'], { ...clientEnvOf(h()), AGENT_MCP_CONFIG: configFile });
     expect(started.code, started.stderr).toBe(0);
     const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
-    expect((await h.client.workflow.getHandle(id).query(stateQuery)).settings.mcp).toEqual(['remote', 'clashing', 'impatient', 'missing', 'exits', 'garbage', 'broken']);
+    expect((await h().client.workflow.getHandle(id).query(stateQuery)).settings.mcp).toEqual(['remote', 'clashing', 'impatient', 'missing', 'exits', 'garbage', 'broken']);
     const without = await cli('start', '--model', 'anthropic:mcp-none', '--json');
     const none = String((JSON.parse(without.stdout) as { workflowId: string }).workflowId);
-    expect((await h.client.workflow.getHandle(none).query(stateQuery)).settings.mcp).toBeUndefined();
+    expect((await h().client.workflow.getHandle(none).query(stateQuery)).settings.mcp).toBeUndefined();
     const nothing = await cli('refresh-tools', none);
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toMatch(/this session uses no MCP server \(start it with --mcp NAME\)/);
@@ -253,7 +252,7 @@ describe('MCP servers that cannot serve fail the turn with one typed line, and n
   for (const c of cases) {
     it(`${c.server}: ${c.type}`, async () => {
       const model = newModel(c.server);
-      h.llm.script(model, { kind: 'text', text: 'never asked' });
+      h().llm.script(model, { kind: 'text', text: 'never asked' });
       const session = await start(model, [c.server]);
       const began = Date.now();
       const outcome = await sendAndWait(session, 'hello');
@@ -263,7 +262,7 @@ describe('MCP servers that cannot serve fail the turn with one typed line, and n
       expect(outcome.failure?.message).not.toMatch(/\n/);
       expect(outcome.failure?.message).not.toMatch(/query-secret/);
       // The model was never called: a session cannot offer tools it could not list.
-      expect(h.llm.requests({ model })).toHaveLength(0);
+      expect(h().llm.requests({ model })).toHaveLength(0);
     }, 60_000);
   }
 });

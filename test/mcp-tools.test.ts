@@ -3,19 +3,19 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, stateQuery } from '../workflows/api';
 import type { SessionEvent } from '../workflows/session-log';
-import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';
 import { EVERYTHING_SERVER, filesystemServer, writeMcpConfig } from './support/mcp/servers';
 
-let h: Harness;
 const CRASHY_TITLE = `mcp-crashy-${randomUUID()}`;
 let files: string;
+let config: string;
 
 beforeAll(async () => {
   process.env.MCP_GREETING_SOURCE = 'from-the-worker';
@@ -25,7 +25,7 @@ beforeAll(async () => {
   await mkdir(path.join(files, 'notes'));
   await writeFile(path.join(files, 'notes', 'a.txt'), 'alpha');
   await writeFile(path.join(files, 'notes', 'b.txt'), 'beta');
-  const config = await writeMcpConfig({
+  config = await writeMcpConfig({
     everything: { ...EVERYTHING_SERVER, env: { GREETING: 'hello-${MCP_GREETING_SOURCE}' } },
     fs: filesystemServer(files),
     // The same server with the lanes of two tools overridden.
@@ -33,25 +33,23 @@ beforeAll(async () => {
     // The same server under a title the test can find its process by, to kill it.
     crashy: { command: EVERYTHING_SERVER.command, args: [`--title=${CRASHY_TITLE}`, ...EVERYTHING_SERVER.args] },
   });
-  h = await startHarness({ env: { AGENT_MCP_CONFIG: config } });
 }, 60_000);
-afterAll(async () => {
-  await h?.close();
-});
+// Started once the MCP config exists.
+const h = useAgentHarness(() => ({ env: { AGENT_MCP_CONFIG: config } }));
 
 let models = 0;
 const newModel = (name: string) => `mcp-${name}-${++models}-${Date.now()}`;
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h));
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
 
 function start(model: string, mcp: string[], extra: Record<string, unknown> = {}): Promise<SessionHandle> {
-  return startSession(h.client, { AGENT_TASK_QUEUE: h.taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
+  return startSession(h().client, { AGENT_TASK_QUEUE: h().taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
 }
 
 const results = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, name: e.name, code: e.code, content: e.content }] : []));
 const calls = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/call' ? [e.callId] : []));
 
 /** The tool names the scripted LLM was offered in each request of `model`, in order. */
-const offered = (model: string) => h.llm.requests({ model }).map((r) => ((r.body as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name));
+const offered = (model: string) => h().llm.requests({ model }).map((r) => ((r.body as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name));
 
 /** The activity summaries of the session's history, in the order they were scheduled. */
 async function activitySummaries(handle: SessionHandle): Promise<string[]> {
@@ -67,7 +65,7 @@ async function activitySummaries(handle: SessionHandle): Promise<string[]> {
 describe('MCP tools from real servers over stdio', () => {
   it("offers the everything server's tools as mcp__everything__*, records the list once in the log, and the model's echo call returns the echoed text", async () => {
     const model = newModel('echo');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ id: 'toolu_echo', name: 'mcp__everything__echo', input: { message: 'hello over MCP' } }] },
       { kind: 'text', text: 'It echoed.' },
@@ -94,7 +92,7 @@ describe('MCP tools from real servers over stdio', () => {
 
   it('gives the model an error result for a tool that reports isError, for arguments its inputSchema refuses (never dispatched) and for an unknown MCP tool', async () => {
     const model = newModel('errors');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -121,7 +119,7 @@ describe('MCP tools from real servers over stdio', () => {
 
   it("starts a stdio server with its env (${VAR} from the worker's environment) and the usual basics, not the worker's whole environment", async () => {
     const model = newModel('env');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_env', name: 'mcp__everything__get-env', input: {} }] }, { kind: 'text', text: 'Seen.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_env', name: 'mcp__everything__get-env', input: {} }] }, { kind: 'text', text: 'Seen.' });
     const session = await start(model, ['everything']);
     expect(await sendAndWait(session, 'show env')).toMatchObject({ status: 'completed' });
     const [result] = results(await readLog(session));
@@ -132,7 +130,7 @@ describe('MCP tools from real servers over stdio', () => {
 
   it('keeps images and resources out of history as placeholders with their type and size, and structured content as JSON', async () => {
     const model = newModel('content');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -157,7 +155,7 @@ describe('MCP tools from real servers over stdio', () => {
 
   it('cancels a long-running tool with progress: watch shows it running, and the turn ends cancelled within seconds, not after the tool’s 60 s', async () => {
     const model = newModel('cancel');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 60, steps: 60 } }] });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 60, steps: 60 } }] });
     const session = await start(model, ['everything']);
     const send = session.executeUpdate(sendUpdate, { args: [{ text: 'run it' }] }).then(
       (o) => o.status,
@@ -166,7 +164,7 @@ describe('MCP tools from real servers over stdio', () => {
     await eventually('the long call to start', async () => (calls(await readLog(session)).includes('toolu_long') ? true : undefined), 30_000);
     // Let it report some progress (a heartbeat) first.
     await eventually('the call to run', async () => ((await session.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails) ? true : undefined), 15_000);
-    const watch = spawnEntry('client/main.ts', ['watch', session.workflowId, '--until-idle'], clientEnvOf(h));
+    const watch = spawnEntry('client/main.ts', ['watch', session.workflowId, '--until-idle'], clientEnvOf(h()));
     try {
       await watch.waitFor(/→ mcp__everything__trigger-long-running-operation \{"duration":60,"steps":60\} #toolu_long/);
       await watch.waitFor(/turn 1 · step 1\/\d+ · tool · running/);
@@ -197,7 +195,7 @@ const crashyPid = () => crashyPids()[0];
 describe('a stdio server that crashes', () => {
   it('fails the call running on it as mcp_unavailable; the retry of that read-only call opens a new connection and completes', async () => {
     const model = newModel('crashy');
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'tool_calls', calls: [{ id: 'toolu_pre', name: 'mcp__crashy__echo', input: { message: 'before' } }] },
       { kind: 'tool_calls', calls: [{ id: 'toolu_long', name: 'mcp__crashy__trigger-long-running-operation', input: { duration: 3, steps: 3 } }] },
@@ -225,7 +223,7 @@ describe('connections to stdio servers', () => {
   it('are one per server per worker, shared by sessions, stopped with the worker and started again by the next call', async () => {
     const echo = async (text: string) => {
       const model = newModel('shared');
-      h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_shared', name: 'mcp__crashy__echo', input: { message: text } }] }, { kind: 'text', text: 'ok' });
+      h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_shared', name: 'mcp__crashy__echo', input: { message: text } }] }, { kind: 'text', text: 'ok' });
       const session = await start(model, ['crashy']);
       expect(await sendAndWait(session, text)).toMatchObject({ status: 'completed' });
       expect(results(await readLog(session))).toEqual([expect.objectContaining({ code: 'ok', content: `Echo: ${text}` })]);
@@ -234,9 +232,9 @@ describe('connections to stdio servers', () => {
     await echo('second session');
     expect(crashyPids()).toHaveLength(1);
 
-    await h.stopWorker();
+    await h().stopWorker();
     await eventually('the server to stop with the worker', () => (crashyPids().length === 0 ? true : undefined), 10_000);
-    await h.startWorker();
+    await h().startWorker();
     await echo('after a restart');
     expect(crashyPids()).toHaveLength(1);
   }, 90_000);
@@ -245,7 +243,7 @@ describe('connections to stdio servers', () => {
 describe('the filesystem server', () => {
   it('runs read_text_file calls in the read-only lane, in parallel', async () => {
     const model = newModel('read');
-    h.llm.script(
+    h().llm.script(
       model,
       {
         kind: 'tool_calls',
@@ -277,7 +275,7 @@ describe('the filesystem server', () => {
 
   it("puts the tools the config names in readOnly and sideEffecting in those lanes, whatever their readOnlyHint says", async () => {
     const model = newModel('lanes');
-    h.llm.script(model, { kind: 'text', text: 'Listed.' });
+    h().llm.script(model, { kind: 'text', text: 'Listed.' });
     const session = await start(model, ['fs', 'fsswapped']);
     expect(await sendAndWait(session, 'list')).toMatchObject({ status: 'completed' });
     const listed = (await readLog(session)).find((e) => e.type === 'tools/listed');
@@ -291,11 +289,11 @@ describe('the filesystem server', () => {
   it('holds write_file (side-effecting) for approval under --approve-tools mcp__fs__*, then writes once with one attempt', async () => {
     const model = newModel('write');
     const target = path.join(files, 'out.txt');
-    h.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_write', name: 'mcp__fs__write_file', input: { path: target, content: 'written over MCP' } }] }, { kind: 'text', text: 'Wrote it.' });
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_write', name: 'mcp__fs__write_file', input: { path: target, content: 'written over MCP' } }] }, { kind: 'text', text: 'Wrote it.' });
     const started = await cli('start', '--model', `anthropic:${model}`, '--mcp', 'fs', '--approve-tools', 'mcp__fs__*', '--json');
     expect(started.code, started.stderr).toBe(0);
     const id = String((JSON.parse(started.stdout) as { workflowId: string }).workflowId);
-    const session = h.client.workflow.getHandle(id);
+    const session = h().client.workflow.getHandle(id);
     const send = session.executeUpdate(sendUpdate, { args: [{ text: 'write it' }] });
     await eventually('the write to wait for approval', async () => ((await session.query(stateQuery)).pendingApprovals.some((p) => p.callId === 'toolu_write') ? true : undefined), 30_000);
     await expect(readFile(target, 'utf8')).rejects.toThrow(/ENOENT/);
