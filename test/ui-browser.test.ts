@@ -7,9 +7,9 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
-import { startHarness, type Harness } from './support/agent-harness';
+import { useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 
 /** Debian's package puts it here; CHROMIUM_PATH points elsewhere (another distribution, a local build). */
@@ -18,14 +18,10 @@ const SCREENSHOT = path.join(PROJECT_ROOT, 'test-results', 'ui-history.png');
 /** The UI is a single-page app that fetches history after it loads; on a busy 2-core machine that takes seconds. */
 const RENDER_TIMEOUT_MS = 60_000;
 
-let h: Harness;
+const h = useAgentHarness();
 let browser: Browser | undefined;
-beforeAll(async () => {
-  h = await startHarness();
-});
 afterAll(async () => {
   await browser?.close();
-  await h?.close();
 });
 
 describe('the Temporal UI', () => {
@@ -39,16 +35,16 @@ describe('the Temporal UI', () => {
 
     // The demo of `npm start`: an overloaded reply, a calculator call, the answer.
     const model = 'ui-demo';
-    h.llm.script(
+    h().llm.script(
       model,
       { kind: 'status', status: 529, headers: { 'retry-after': '1' } },
       { kind: 'tool_calls', text: 'Let me compute that.', calls: [{ name: 'calculator', input: { expression: '(17 + 25) * 2' } }] },
       { kind: 'text', text: '(17 + 25) × 2 = 84.' },
     );
     const run = await runEntry('client/main.ts', ['run', '--prompt', 'What is (17 + 25) * 2?', '--model', `anthropic:${model}`], {
-      TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS,
-      TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE,
-      AGENT_TASK_QUEUE: h.taskQueue,
+      TEMPORAL_ADDRESS: h().env.TEMPORAL_ADDRESS,
+      TEMPORAL_NAMESPACE: h().env.TEMPORAL_NAMESPACE,
+      AGENT_TASK_QUEUE: h().taskQueue,
       TEMPORAL_UI_URL: uiUrl,
     });
     expect(run.code, run.stderr).toBe(0);
