@@ -2,23 +2,14 @@
  * The tool scheduler as a unit: every dispatch and approval is a deferred the test
  * settles by hand, so "B starts only after A settled" is checked as an order of events,
  * never as an overlap of wall-clock time through a worker.
- *
- * The scheduler reads cancellation from the workflow's current cancellation scope and
- * has no hook for it yet, so this file replaces `CancellationScope.current()` with a
- * flag the test flips; the rest of the workflow SDK (CancelledFailure) stays real.
+ * Cancellation is a flag the test flips, read through the scheduler's `isCancelled` hook.
  */
 import { CancelledFailure } from '@temporalio/workflow';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../workflows/messages';
 import { runToolCalls, type ScheduledCall, type SchedulerHooks } from '../workflows/scheduler';
 import type { ToolClass } from '../workflows/tools/tool-definition';
 import type { ToolOutcome } from '../workflows/tools/tool-outcome';
-
-const cancellation = vi.hoisted(() => ({ requested: false }));
-vi.mock('@temporalio/workflow', async (importOriginal) => {
-  const sdk = await importOriginal<typeof import('@temporalio/workflow')>();
-  return { ...sdk, CancellationScope: { current: () => ({ consideredCancelled: cancellation.requested }) } };
-});
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -49,8 +40,10 @@ function controlledHooks(concurrency: number) {
   const trace: string[] = [];
   const dispatches = new Map<string, Deferred<ToolOutcome>>();
   const approvals = new Map<string, Deferred<ToolOutcome | undefined>>();
+  let cancelled = false;
   const hooks: SchedulerHooks = {
     concurrency,
+    isCancelled: () => cancelled,
     recordCall: (c) => trace.push(`call ${c.id}`),
     recordResult: (c, outcome) => trace.push(`result ${c.id} ${outcome.code}: ${outcome.content}`),
     dispatch: (c: ToolCall, toolClass: ToolClass) => {
@@ -76,7 +69,10 @@ function controlledHooks(concurrency: number) {
     if (!d) throw new Error(`no approval was asked for ${id}`);
     return d;
   };
-  return { hooks, trace, dispatchOf, approvalOf, dispatched: () => [...dispatches.keys()] };
+  const cancel = () => {
+    cancelled = true;
+  };
+  return { hooks, trace, dispatchOf, approvalOf, cancel, dispatched: () => [...dispatches.keys()] };
 }
 
 /** The scheduler's promise, observed without letting its rejection go unhandled. */
@@ -91,7 +87,6 @@ function run(calls: ScheduledCall[], hooks: SchedulerHooks) {
 
 describe('the tool scheduler', () => {
   it('runs read-only calls at once up to the concurrency, and starts the next when a slot frees', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(2);
     const r = run([readOnly('a'), readOnly('b'), readOnly('c')], s.hooks);
     await settle();
@@ -110,7 +105,6 @@ describe('the tool scheduler', () => {
   });
 
   it('runs a side-effecting call alone: after every earlier call settled, and before any later one starts', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(4);
     const r = run([readOnly('a'), sideEffecting('b'), readOnly('c')], s.hooks);
     await settle();
@@ -130,7 +124,6 @@ describe('the tool scheduler', () => {
   });
 
   it('asks approval only once earlier calls settled, dispatches on approval, and records a refusal without dispatching', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(4);
     const r = run([readOnly('a'), sideEffecting('b', true), sideEffecting('c', true)], s.hooks);
     await settle();
@@ -154,7 +147,6 @@ describe('the tool scheduler', () => {
   });
 
   it('records answered calls in call order without dispatching them', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(4);
     const r = run([answered('a', { code: 'error', content: 'unknown tool' }), readOnly('b'), answered('c', OK)], s.hooks);
     await settle();
@@ -165,7 +157,6 @@ describe('the tool scheduler', () => {
   });
 
   it('after a failed call starts nothing new, waits for the calls still running, and only then rejects with that failure', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(2);
     const r = run([readOnly('a'), readOnly('b'), readOnly('c')], s.hooks);
     await settle();
@@ -181,13 +172,12 @@ describe('the tool scheduler', () => {
   });
 
   it('once the turn is cancelled starts nothing new, waits for the running call, and rejects with a cancellation', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(1);
     const r = run([readOnly('a'), readOnly('b')], s.hooks);
     await settle();
     expect(s.dispatched()).toEqual(['a']);
 
-    cancellation.requested = true;
+    s.cancel();
     s.dispatchOf('a').resolve(OK);
     await r.done;
     expect(r.outcome()?.error).toBeInstanceOf(CancelledFailure);
@@ -196,11 +186,10 @@ describe('the tool scheduler', () => {
   });
 
   it('dispatches nothing approved after the turn was cancelled while the approval was pending', async () => {
-    cancellation.requested = false;
     const s = controlledHooks(1);
     const r = run([sideEffecting('a', true), readOnly('b')], s.hooks);
     await settle();
-    cancellation.requested = true;
+    s.cancel();
     s.approvalOf('a').resolve(undefined);
     await r.done;
     expect(r.outcome()?.error).toBeInstanceOf(CancelledFailure);

@@ -18,7 +18,11 @@ export interface SchedulerHooks {
   dispatch(call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome>;
   /** Waits for a human decision; resolves with the result to record instead when the call may not run. */
   awaitApproval(call: ToolCall): Promise<ToolOutcome | undefined>;
+  /** Whether the turn was cancelled. Default: the workflow's current cancellation scope says so. */
+  isCancelled?(): boolean;
 }
+
+const scopeCancelled = () => CancellationScope.current().consideredCancelled;
 
 /**
  * Runs the tool calls of one assistant message.
@@ -52,7 +56,7 @@ export async function runToolCalls(calls: readonly ScheduledCall[], hooks: Sched
 
   /** A cancelled turn must not start anything new, even between two calls. */
   const stopped = () => {
-    if (!failure && CancellationScope.current().consideredCancelled) fail(new CancelledFailure('the turn was cancelled'));
+    if (!failure && (hooks.isCancelled ?? scopeCancelled)()) fail(new CancelledFailure('the turn was cancelled'));
     return failure !== undefined;
   };
 
