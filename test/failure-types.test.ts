@@ -20,7 +20,7 @@ const PASS_THROUGH: Record<string, string> = {
   'workflows/failure.ts: inner.type': "the activity failure's cause, summarized by the same function",
   'workflows/failure.ts: type': 'checked with isFailureType, or read from TIMEOUT_ERROR_TYPES',
   'workflows/tools/mcp-session.ts: type': 'the result of summarizeFailure',
-  'workflows/session.ts: outcome.failure?.type ?? WORKFLOW_ERROR_TYPES.internal': "a turn's failure, the result of summarizeFailure",
+  'workflows/session-handlers.ts: outcome.failure?.type ?? WORKFLOW_ERROR_TYPES.internal': "a turn's failure, the result of summarizeFailure",
   'activities/llm/classify.ts: type': 'an LlmErrorType, from typeForStatus',
 };
 
