@@ -64,6 +64,10 @@ const numberOf = (text: string) => (text.trim() === '' ? Number.NaN : Number(tex
  */
 const millisecondsOf = (text: string) => (/^\s*\d+(\.\d{1,3})?\s*$/.test(text) ? Math.round(Number(text) * 1000) : Number.NaN);
 
+/** A number checked by the setting's own schema, refused with the schema's words: `--budget-usd must be …, got "x"`. */
+const number = <K extends SettingName>(flag: string, name: K, value: string) =>
+  checked(name, numberOf(value), (why) => `${flag} ${why}, got ${JSON.stringify(value)}`);
+
 const count = (flag: string, name: CountName, value: string) =>
   checked(name, numberOf(value), () => `${flag} must be ${range(name)}, got ${JSON.stringify(value)}`);
 
@@ -190,22 +194,22 @@ export const SESSION_FLAGS = {
   'max-repeats': text(
     '--max-repeats N',
     'identical tool calls (same name, same arguments) the model may make in a row within a turn; the next one is not run and the model is told so (default: no limit)',
-    (v) => ({ maxRepeats: checked('maxRepeats', numberOf(v), (why) => `--max-repeats ${why}, got ${JSON.stringify(v)}`) }),
+    (v) => ({ maxRepeats: number('--max-repeats', 'maxRepeats', v) }),
   ),
   'budget-usd': text(
     '--budget-usd USD',
     "USD the session may spend by the worker's price table; once spent, the next LLM call is refused and the turn fails budget_exceeded (default: no limit)",
-    (v) => ({ budgetUsd: checked('budgetUsd', numberOf(v), (why) => `--budget-usd ${why}, got ${JSON.stringify(v)}`) }),
+    (v) => ({ budgetUsd: number('--budget-usd', 'budgetUsd', v) }),
   ),
   'budget-tokens': text(
     '--budget-tokens N',
     'tokens (input + output) the session may spend; once spent, the next LLM call is refused and the turn fails budget_exceeded (default: no limit)',
-    (v) => ({ budgetTokens: checked('budgetTokens', numberOf(v), (why) => `--budget-tokens ${why}, got ${JSON.stringify(v)}`) }),
+    (v) => ({ budgetTokens: number('--budget-tokens', 'budgetTokens', v) }),
   ),
   'budget-warn': text(
     '--budget-warn FRACTION',
     'at this share of a budget (e.g. 0.8) the turn pauses until approve <id> budget or deny <id> budget, for --approval-timeout (default: no pause)',
-    (v) => ({ budgetWarn: checked('budgetWarn', numberOf(v), (why) => `--budget-warn ${why}, got ${JSON.stringify(v)}`) }),
+    (v) => ({ budgetWarn: number('--budget-warn', 'budgetWarn', v) }),
   ),
 } as const satisfies Record<string, SessionFlag>;
 
