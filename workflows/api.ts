@@ -7,7 +7,7 @@ import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-polic
 import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
 import { SpendSchema, type Spend } from './spend';
 import { MaxRepeatsSchema, TurnTimeoutSchema } from './turn-limits';
-import { SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
+import { COMPACT_AT, CompactAtSchema, SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
 import { McpServerNameSchema, type McpToolList } from './tools/mcp-tools';
 
 /**
@@ -71,6 +71,12 @@ export const SessionInputSchema = z
     turnTimeoutMs: TurnTimeoutSchema.optional(),
     /** Identical tool calls in a row the model may make in a turn; the next one is answered with an error instead of run. */
     maxRepeats: MaxRepeatsSchema.optional(),
+    /** The model's context window in tokens; absent: the model's entry in MODEL_WINDOWS, and no compaction for a model without one. */
+    contextWindow: boundedInt('contextWindow').optional(),
+    /** The share of the context window at which the session compacts before the next LLM call (workflows/compaction.ts). */
+    compactAt: CompactAtSchema.default(COMPACT_AT.default),
+    /** Tool results above 4 KiB of turns more than this many back are sent as one line (the log keeps them); none cleared when absent. */
+    clearToolResultsAfter: boundedInt('clearToolResultsAfter').optional(),
     /** The state an earlier run of this session carried over when it continued as new. */
     continued: z
       .object({
@@ -141,9 +147,18 @@ export interface SessionState {
   queued: number;
   retryPolicy: SessionRetryPolicy | 'default';
   pendingApprovals: PendingApproval[];
+  /** The seq the next event gets: how many events the session has, all its runs together. */
   events: number;
+  /** The seq of this run's first event; earlier ones are read from the run it continued from. */
+  firstSeq: number;
+  /** The run this one continued from (continue-as-new), whose log holds the events before `firstSeq`. */
+  continuedFromRunId?: string;
   /** How many runs this session has had: it continues as new when its history grows long. */
   runs: number;
+  /** The window the session compacts against (its `contextWindow`, or the model's in MODEL_WINDOWS); null: unknown, it never compacts. */
+  contextWindow: number | null;
+  /** The share of `contextWindow` at which it compacts. */
+  compactAt: number;
   forkedFrom?: { workflowId: string; atSeq?: number };
   /** The settings this session runs with, defaults filled in. */
   settings: SessionSettings;

@@ -19,13 +19,25 @@ export interface LlmCallInput {
   step: number;
   /** `provider:model`. */
   model: string;
-  /** The conversation is the log's events with `seq < uptoSeq`. */
+  /**
+   * The conversation is the log's events with `seq < uptoSeq`. Seqs are the session's
+   * across runs: a run holds the events from its first seq (`state.firstSeq`) on, and
+   * the conversation is derived from those (an earlier compaction among them applies).
+   */
   uptoSeq: number;
   /**
-   * The digest of those events (log-digest.ts). Absent only in calls scheduled by a
-   * worker that predates digests: those read the log by Query, unchecked.
+   * The digest of those events, from the run's first one (log-digest.ts). Absent only in
+   * calls scheduled by a worker that predates digests: those read the log by Query, unchecked.
    */
   logDigest?: string;
+  /**
+   * `step` (absent): the step's request. `compact`: a request for a summary of the
+   * conversation (events `< uptoSeq`, the workflow passes `throughSeq + 1`), whose answer's
+   * text becomes a `context/compacted` event's summary (workflows/compaction.ts).
+   */
+  purpose?: 'step' | 'compact';
+  /** The session's `clearToolResultsAfter`: old large tool results are sent as one line (conversation.ts). */
+  clearToolResultsAfter?: number;
   /** The policy when the call was scheduled; the activity prefers the session's live one (see `retryPolicyQuery`). */
   retryPolicy: SessionRetryPolicy;
 }

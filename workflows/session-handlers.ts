@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   ApprovalDecisionSchema,
   RetryPolicyUpdateSchema,
@@ -22,6 +22,7 @@ import { BudgetUpdateSchema, type BudgetGuard } from './budget';
 import { WORKFLOW_ERROR_TYPES } from './errors';
 import { llmSettingsQuery, retryPolicyQuery, type LlmSettings } from './llm-call';
 import { logPage, LOG_PAGE_BYTES } from './log-pages';
+import { sessionContextWindow } from './model-windows';
 import type { SessionLog } from './session-log';
 import { settingsInForce } from './session-settings';
 import type { SessionState } from './session-state';
@@ -91,6 +92,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     state.endRequested = true;
   });
   setHandler(logQuery, (options) => logPage(log.events, options?.fromSeq ?? 0, Math.min(options?.maxBytes ?? LOG_PAGE_BYTES, LOG_PAGE_BYTES)));
+  const { continuedFromExecutionRunId: continuedFromRunId } = workflowInfo();
   setHandler(stateQuery, () => ({
     status: state.status(),
     model: config.model,
@@ -102,8 +104,12 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     queued: state.queue.length,
     retryPolicy: state.retryPolicy,
     pendingApprovals: approvals.pending(),
-    events: log.length,
+    events: log.nextSeq,
+    firstSeq: log.firstSeq,
+    ...(continuedFromRunId === undefined ? {} : { continuedFromRunId }),
     runs: config.continued?.runs ?? 1,
+    contextWindow: sessionContextWindow(config),
+    compactAt: config.compactAt,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
     settings: settingsInForce(config),
     spend: state.spend,

@@ -56,6 +56,21 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
    * `turn` is the turn it was recorded in, or the last one before it (0: before any).
    */
   z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
+  /**
+   * What the provider is sent from here on starts with `summary` in place of every event up
+   * to `throughSeq` (a `turn/end`), see conversation.ts. The log itself keeps them all.
+   * `turn` is the turn running when it was recorded, or the last one between turns;
+   * the token counts are estimates of the request before and after (workflows/compaction.ts).
+   */
+  z.object({
+    type: z.literal('context/compacted'),
+    ...at,
+    turn: z.number().int().nonnegative(),
+    throughSeq: z.number().int().nonnegative(),
+    summary: z.string(),
+    tokensBefore: z.number().int().nonnegative(),
+    tokensAfter: z.number().int().nonnegative(),
+  }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
 export const SessionLogSchema = z.array(SessionEventSchema);
@@ -63,18 +78,27 @@ export const SessionLogSchema = z.array(SessionEventSchema);
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq' | 'at'>;
 
-/** An append-only log. The workflow holds one; fork and repair build new ones from old events. */
+/**
+ * An append-only log. The workflow holds one; fork and repair build new ones from old events.
+ *
+ * Seqs are the session's, across runs: a run that continued as new holds only the tail of
+ * its log (the events after the last compaction), so its first event keeps the seq it had.
+ * The events given are numbered on from the first one's seq, so they are contiguous even if
+ * a caller cut them badly. A new session, and every run recorded before, starts at 0.
+ */
 export class SessionLog {
   readonly #events: SessionEvent[];
+  readonly #firstSeq: number;
   #digest: string;
 
   constructor(events: readonly SessionEvent[] = []) {
-    this.#events = events.map((e, seq) => ({ ...e, seq }));
+    this.#firstSeq = events[0]?.seq ?? 0;
+    this.#events = events.map((e, i) => ({ ...e, seq: this.#firstSeq + i }));
     this.#digest = digestOf(this.#events);
   }
 
   append(event: NewSessionEvent, now: number): SessionEvent {
-    const full = { ...event, seq: this.#events.length, at: now } as SessionEvent;
+    const full = { ...event, seq: this.nextSeq, at: now } as SessionEvent;
     this.#events.push(full);
     this.#digest = extendLogDigest(this.#digest, full);
     return full;
@@ -88,7 +112,22 @@ export class SessionLog {
     return this.#events.length;
   }
 
-  /** The digest of every event so far (log-digest.ts). */
+  /** The seq of this run's first event: earlier ones are in the runs before it. */
+  get firstSeq(): number {
+    return this.#firstSeq;
+  }
+
+  /** The seq the next event gets: the session's event count, all runs together. */
+  get nextSeq(): number {
+    return this.#firstSeq + this.#events.length;
+  }
+
+  /** The event with this seq, if this run holds it. */
+  at(seq: number): SessionEvent | undefined {
+    return this.#events[seq - this.#firstSeq];
+  }
+
+  /** The digest of every event this run holds (log-digest.ts): from `firstSeq` on. */
   get digest(): string {
     return this.#digest;
   }

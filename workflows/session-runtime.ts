@@ -66,7 +66,7 @@ export function sessionRuntime(
       logMirror.appended(unmirrored.splice(0));
       return llm.callLlm.executeWithOptions(
         { summary: `step ${step} · llm ${config.model}`, retry: temporalRetryPolicyFor(state.livePolicy()) },
-        [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.length, logDigest: log.digest, retryPolicy: state.livePolicy() }],
+        [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.nextSeq, logDigest: log.digest, retryPolicy: state.livePolicy() }],
       );
     }),
     ...tools,

@@ -46,7 +46,21 @@ export const SESSION_LIMITS = {
    * events, since the turn that crosses the threshold runs to its end first.
    */
   continueAsNewAfterEvents: { min: 20, max: 20_000 },
+  /** The model's context window in tokens, when the table (workflows/model-windows.ts) does not know it or knows it wrong. */
+  contextWindow: { min: 1_000, max: 10_000_000 },
+  /** Tool results larger than 4 KiB from more than this many turns back are sent as one line. */
+  clearToolResultsAfter: { min: 1, max: 10_000 },
 } as const;
+
+/**
+ * The share of the context window the next request may reach before the session compacts
+ * first. Below 0.1 it would compact at nearly every step; above 0.95 the estimate's error
+ * and the answer's own tokens could pass the window before a compaction runs.
+ */
+export const COMPACT_AT = { min: 0.1, max: 0.95, default: 0.75 } as const;
+
+const compactAtMessage = `must be a fraction of the context window from ${COMPACT_AT.min} to ${COMPACT_AT.max}`;
+export const CompactAtSchema = z.number({ error: compactAtMessage }).min(COMPACT_AT.min, { error: compactAtMessage }).max(COMPACT_AT.max, { error: compactAtMessage });
 
 type LimitName = keyof typeof SESSION_LIMITS;
 
