@@ -27,7 +27,12 @@ function logOf(turns: number): SessionEvent[] {
   return [...log.events];
 }
 
-/** The session's side, as the activity's Queries see it, counting what was asked. */
+/** The log of a run that continued as new: the same events, numbered on from `base`. */
+function carriedFrom(base: number, events: readonly SessionEvent[]): SessionEvent[] {
+  return events.map((e) => ({ ...e, seq: base + e.seq }));
+}
+
+/** The session's side, as the activity's Queries see it (pages from the run's first event on), counting what was asked. */
 function sessionSource(events: readonly SessionEvent[], pageSize = 3) {
   const asked = { settings: 0, pages: [] as number[] };
   const source: LogSource = {
@@ -37,7 +42,7 @@ function sessionSource(events: readonly SessionEvent[], pageSize = 3) {
     },
     page: async (fromSeq) => {
       asked.pages.push(fromSeq);
-      return events.slice(fromSeq, fromSeq + pageSize);
+      return events.filter((e) => e.seq >= fromSeq).slice(0, pageSize);
     },
   };
   return { source, asked };
@@ -150,6 +155,65 @@ describe('the worker’s copy of a session log', () => {
     await cache.read(run(2), 8, digest, source);
     expect(asked.pages).toEqual([0, 3, 6]);
     expect(cache.stats().bytes).toBeLessThanOrEqual(bytes * 2.5);
+  });
+});
+
+describe('the worker’s copy of a run that continued as new (its log starts above seq 0)', () => {
+  const events = carriedFrom(40, logOf(4));
+  const digestUpto = (uptoSeq: number) => digestOf(events.filter((e) => e.seq < uptoSeq));
+
+  it('answers from memory by seq, without a Query', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 2));
+    cache.append(RUN, events.slice(2));
+    const { source, asked } = sessionSource(events);
+
+    const read = await cache.read(RUN, 46, digestUpto(46), source);
+
+    expect(read).toEqual({ settings: SETTINGS, events: events.slice(0, 6), matched: true });
+    expect(asked).toEqual({ settings: 0, pages: [] });
+    expect(cache.stats()).toMatchObject({ hits: 1 });
+  });
+
+  it('queries only the seqs after a shorter copy', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 3));
+    const { source, asked } = sessionSource(events);
+
+    expect((await cache.read(RUN, 48, digestUpto(48), source)).events).toEqual(events);
+    expect(asked.pages).toEqual([43, 46]);
+    expect(cache.stats()).toMatchObject({ extended: 1, fetched: 0 });
+  });
+
+  it('reads the run whole from its first event when it holds nothing, and keeps it for the next call', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    const { source, asked } = sessionSource(events);
+
+    expect(await cache.read(RUN, 47, digestUpto(47), source)).toEqual({ settings: SETTINGS, events: events.slice(0, 7), matched: true });
+    expect(asked).toEqual({ settings: 1, pages: [0, 43, 46] });
+    expect(await cache.read(RUN, 44, digestUpto(44), source)).toMatchObject({ events: events.slice(0, 4), matched: true });
+    expect(asked.pages).toEqual([0, 43, 46]);
+    expect(cache.stats()).toMatchObject({ fetched: 1, hits: 1 });
+  });
+
+  it('drops a copy that an append leaves with a gap in its seqs', () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, events.slice(0, 2));
+    cache.append(RUN, events.slice(2, 3));
+    expect(cache.stats().runs).toBe(1);
+    cache.append(RUN, events.slice(4, 5));
+    expect(cache.stats().runs).toBe(0);
+  });
+
+  it('does not answer a carried run’s seqs from a copy numbered from 0', async () => {
+    const cache = new SessionLogCache(1024 * 1024);
+    cache.open(RUN, SETTINGS, logOf(4));
+    const { source } = sessionSource(events);
+
+    const read = await cache.read(RUN, 48, digestUpto(48), source);
+
+    expect(read).toMatchObject({ events, matched: true });
+    expect(cache.stats()).toMatchObject({ hits: 0, fetched: 1, mismatched: 0 });
   });
 });
 

@@ -44,8 +44,10 @@ export interface LogCacheStats {
 
 interface Entry {
   settings: LlmSettings;
+  /** The seq of the run's first event: a run that continued as new starts where its predecessor's compaction cut. */
+  base: number;
   events: SessionEvent[];
-  /** `digests[n]` is the digest of the first `n` events. */
+  /** `digests[n]` is the digest of the first `n` events (the run's, from `base`: what the workflow digests). */
   digests: string[];
   /** JSON characters held, which is what the size bound counts. */
   bytes: number;
@@ -61,6 +63,8 @@ interface Entry {
  * a free activity slot).
  *
  * Bounded by `maxBytes`, least recently used run first.
+ *
+ * Positions are seqs, the session's across runs; a run's copy starts at its first event's.
  */
 export class SessionLogCache {
   readonly #entries = new Map<string, Entry>();
@@ -75,7 +79,7 @@ export class SessionLogCache {
     for (const event of events) {
       bytes += this.#extend(digests, event);
     }
-    this.#store(keyOf(run), { settings, events: [...events], digests, bytes });
+    this.#store(keyOf(run), { settings, base: events[0]?.seq ?? 0, events: [...events], digests, bytes });
   }
 
   append(run: RunRef, events: readonly SessionEvent[]): void {
@@ -84,7 +88,7 @@ export class SessionLogCache {
     if (!entry) return;
     for (const event of events) {
       // A gap (events appended while this worker did not hold the run) makes the copy useless.
-      if (event.seq !== entry.events.length) {
+      if (event.seq !== entry.base + entry.events.length) {
         this.#drop(key);
         return;
       }
@@ -101,7 +105,7 @@ export class SessionLogCache {
   }
 
   /**
-   * The settings and the first `uptoSeq` events of the run's log, proven by `digest`.
+   * The settings and the run's events before `uptoSeq`, proven by `digest`.
    * Without a digest (a call scheduled before digests existed) they come from the
    * session, unchecked, and are not kept.
    */
@@ -113,14 +117,15 @@ export class SessionLogCache {
     }
     const key = keyOf(run);
     const held = this.#touch(key);
-    if (held?.digests[uptoSeq] === digest) {
+    if (held && digestUpto(held, uptoSeq) === digest) {
       this.#counts.hits++;
-      return { settings: held.settings, events: held.events.slice(0, uptoSeq), matched: true };
+      return { settings: held.settings, events: held.events.slice(0, uptoSeq - held.base), matched: true };
     }
     const [settings, read] = await Promise.all([held ? held.settings : source.settings(), this.#readProven(held, uptoSeq, digest, source)]);
-    const matched = read.digests[uptoSeq] === digest;
+    const matched = digestUpto(read, uptoSeq) === digest;
     // Sink calls may have extended the copy while this read waited; keep the longer one.
-    if (!matched || this.#entries.get(key)?.digests[uptoSeq] !== digest) this.#store(key, { ...read, settings });
+    const now = this.#entries.get(key);
+    if (!matched || !now || digestUpto(now, uptoSeq) !== digest) this.#store(key, { ...read, settings });
     return { settings, events: read.events, matched };
   }
 
@@ -131,27 +136,33 @@ export class SessionLogCache {
   /** The events up to `uptoSeq` from the session: after `held` when it is a prefix of them, else all. */
   async #readProven(held: Entry | undefined, uptoSeq: number, digest: string, source: LogSource): Promise<Omit<Entry, 'settings'>> {
     // A shorter copy may be a prefix of the wanted log; a longer one that missed has diverged.
-    if (held && held.events.length < uptoSeq) {
-      const extended = await this.#readAfter({ events: held.events.slice(), digests: held.digests.slice(), bytes: held.bytes }, uptoSeq, source);
-      if (extended.digests[uptoSeq] === digest) {
+    if (held && held.base + held.events.length < uptoSeq) {
+      const copy = { base: held.base, events: held.events.slice(), digests: held.digests.slice(), bytes: held.bytes };
+      const extended = await this.#readAfter(copy, uptoSeq, source);
+      if (digestUpto(extended, uptoSeq) === digest) {
         this.#counts.extended++;
         return extended;
       }
     }
-    const read = await this.#readAfter({ events: [], digests: [EMPTY_LOG_DIGEST], bytes: 0 }, uptoSeq, source);
+    const read = await this.#readAfter({ base: undefined, events: [], digests: [EMPTY_LOG_DIGEST], bytes: 0 }, uptoSeq, source);
     this.#counts.fetched++;
-    if (read.digests[uptoSeq] !== digest) this.#counts.mismatched++;
+    if (digestUpto(read, uptoSeq) !== digest) this.#counts.mismatched++;
     return read;
   }
 
-  /** Extends `copy` (not held by the cache) with the events after it, up to `uptoSeq`. */
-  async #readAfter(copy: Omit<Entry, 'settings'>, uptoSeq: number, source: LogSource): Promise<Omit<Entry, 'settings'>> {
-    const more = await readLogPages((fromSeq) => source.page(fromSeq), uptoSeq, copy.events.length);
+  /**
+   * Extends `copy` (not held by the cache) with the events after it, up to `uptoSeq`. An
+   * empty copy without a base is read from the run's first event, whatever its seq.
+   */
+  async #readAfter(copy: Omit<Entry, 'settings' | 'base'> & { base: number | undefined }, uptoSeq: number, source: LogSource): Promise<Omit<Entry, 'settings'>> {
+    const fromSeq = copy.base === undefined ? 0 : copy.base + copy.events.length;
+    const more = await readLogPages((seq) => source.page(seq), uptoSeq, fromSeq);
+    const base = copy.base ?? more[0]?.seq ?? 0;
     for (const event of more) {
       copy.events.push(event);
       copy.bytes += this.#extend(copy.digests, event);
     }
-    return copy;
+    return { ...copy, base };
   }
 
   /** Pushes the digest after `event`; returns the event's size. */
@@ -194,6 +205,11 @@ export class SessionLogCache {
 }
 
 const keyOf = (run: RunRef) => `${run.workflowId}\u0000${run.runId}`;
+
+/** The digest of the copy's events before `uptoSeq`; undefined when the copy does not reach it. */
+function digestUpto(copy: Pick<Entry, 'base' | 'digests'>, uptoSeq: number): string | undefined {
+  return uptoSeq < copy.base ? undefined : copy.digests[uptoSeq - copy.base];
+}
 
 /** The worker's side of workflows/log-sink.ts. */
 export function sessionLogSinks(cache: SessionLogCache): InjectedSinks<SessionLogSinks> {
