@@ -8,7 +8,6 @@ import {
   SendMessageSchema,
   describeIssues,
   endUpdate,
-  logQuery,
   sendUpdate,
   stateQuery,
   type SessionInput,
@@ -18,7 +17,6 @@ import {
 import type { SessionSettings } from '../workflows/session-settings';
 import { conversationOf } from '../workflows/conversation';
 import { spendBeyond, spendOf, type Spend } from '../workflows/spend';
-import { readLogPages } from '../workflows/log-pages';
 import type { agentSession } from '../workflows/session';
 import type { Message, StopReason } from '../workflows/messages';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
@@ -30,6 +28,7 @@ import type { ClientEnv } from './config';
 import { ConfigError } from '../config/config-error';
 import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
+import { readForkTail, readSessionLog, temporalSessionRuns } from './log-chain';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
 
@@ -108,9 +107,9 @@ function isTurnOutcome(value: unknown): value is TurnOutcome {
   return typeof value === 'object' && value !== null && 'status' in value && 'turn' in value;
 }
 
-/** The whole log, read page by page (see workflows/log-pages.ts). */
-export async function readLog(handle: Pick<SessionHandle, 'query'>): Promise<SessionEvent[]> {
-  return readLogPages((fromSeq) => handle.query(logQuery, { fromSeq }));
+/** The whole log, across the session's runs (see log-chain.ts), read page by page. */
+export async function readLog(handle: Pick<SessionHandle, 'client' | 'workflowId'>): Promise<SessionEvent[]> {
+  return readSessionLog(handle.client, handle.workflowId);
 }
 
 export async function endSession(handle: SessionHandle): Promise<void> {
@@ -181,15 +180,14 @@ export interface ForkOptions {
 /**
  * A new session from another one's log. The cut is made here; an open tail (a session
  * terminated mid-step, or a cut inside a step) is repaired by the new session itself.
+ * Like a run that continues as new, the fork is given only the events after the last
+ * compaction at or before the cut, that compaction included: what the model is sent from
+ * there on. So a fork of a long session fits in one payload, and its seqs stay the source's.
  */
 export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, sourceId: string, options: ForkOptions = {}) {
   const source = client.workflow.getHandle<typeof agentSession>(sourceId);
-  const [events, state] = await Promise.all([readLog(source), source.query(stateQuery)]);
   const { atSeq } = options;
-  if (atSeq !== undefined && (atSeq < 0 || atSeq >= events.length)) {
-    throw new ConfigError(`--at ${atSeq} is outside the source log (events 0..${events.length - 1})`);
-  }
-  const kept = atSeq === undefined ? events : events.slice(0, atSeq + 1);
+  const [kept, state] = await Promise.all([readForkTail(temporalSessionRuns(client.workflow, sourceId), atSeq), source.query(stateQuery)]);
   return startSession(client, env, {
     ...carriedSettings(state),
     model: options.model ?? state.model,

@@ -220,12 +220,12 @@ describe('npm run client -- fork', () => {
     await Promise.all([source.terminate('test cleanup'), fork.terminate('test cleanup')]);
   });
 
-  it('refuses an --at outside the log in one line with exit code 2', async () => {
+  it('refuses an --at past the end of the log in one line naming its last event, exit code 2', async () => {
     const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('fork-bad')}` });
     await sendAndWait(session, 'hi');
     const result = await cli('fork', session.workflowId, '--at', '999');
     expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^client: --at 999 is outside the source log \(events 0\.\.\d+\)$/)]);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^client: --at 999 is past the end of the source log \(its last event is \d+\)$/)]);
     await session.terminate('test cleanup');
   });
 });
