@@ -4,6 +4,8 @@ import { parseEnv, readAllSettings } from '../config/config-error';
 import { TaskQueueEnvSchema } from '../config/task-queue';
 import { SessionInputSchema } from '../workflows/api';
 import { ModelRefSchema } from '../workflows/model-ref';
+import type { ModelWindowTable } from '../workflows/model-windows';
+import { loadModelWindows } from './models-file';
 
 /** `a,b , c` → `['a', 'b', 'c']`; blanks dropped. */
 export function splitList(text: string): string[] {
@@ -27,16 +29,30 @@ export const ClientEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_MAX_TOKENS: z.string().transform(Number).pipe(SessionInputSchema.shape.maxTokens.unwrap()).optional(),
   /** Comma-separated built-in tool names, e.g. `calculator,read_file`. */
   AGENT_TOOLS: z.string().transform(splitList).pipe(SessionInputSchema.shape.tools.unwrap()).optional(),
+  /**
+   * A JSON file of model windows, `{ "provider:model": { "contextWindow": N, "maxOutputTokens": N } }`,
+   * replacing or adding to MODEL_WINDOWS: `start` and `run` give a session its model's window from it.
+   */
+  AGENT_MODELS_FILE: z.string().optional(),
   /** Where the Temporal UI is served, for the links the client prints. */
   TEMPORAL_UI_URL: z
     .string()
     .default('http://localhost:8233')
     .transform((v) => v.replace(/\/+$/, '')),
 });
-export type ClientEnv = z.output<typeof ClientEnvSchema> & { connection: TemporalConnectionConfig };
+export type ClientEnv = z.output<typeof ClientEnvSchema> & {
+  connection: TemporalConnectionConfig;
+  /** MODEL_WINDOWS with AGENT_MODELS_FILE's entries over it. */
+  modelWindows: ModelWindowTable;
+};
 
 /** Every bad variable, the connection's included, in one line; never a value. */
 export function parseClientEnv(env: Record<string, string | undefined>): ClientEnv {
-  const [parsed, connection] = readAllSettings([() => parseEnv(ClientEnvSchema, env), () => loadConnectionConfig(env)]);
-  return { ...parsed, connection };
+  const [parsed, connection, modelWindows] = readAllSettings([
+    () => parseEnv(ClientEnvSchema, env),
+    () => loadConnectionConfig(env),
+    // A blank variable is unset, as everywhere in the environment.
+    () => loadModelWindows(env.AGENT_MODELS_FILE || undefined),
+  ]);
+  return { ...parsed, connection, modelWindows };
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseClientEnv } from '../client/config';
 import { SESSION_FLAGS, sessionOptionsFrom } from '../client/commands/session-options';
 import { SessionInputSchema } from '../workflows/api';
-import { SESSION_LIMITS } from '../workflows/session-settings';
+import { COMPACT_AT, SESSION_LIMITS } from '../workflows/session-settings';
 import { runEntry } from './support/cli';
 
 // Nothing listens here: a command that got as far as the server would fail with exit 1
@@ -26,6 +26,11 @@ describe('a bad session setting on start and run', () => {
     [['--tool-concurrency', '33'], 'client: --tool-concurrency must be a whole number from 1 to 32, got "33"'],
     [['--idle-timeout', 'soon'], 'client: --idle-timeout must be seconds from 1 to 2592000, got "soon"'],
     [['--continue-as-new-after', '20001'], 'client: --continue-as-new-after must be a whole number from 20 to 20000, got "20001"'],
+    [['--context-window', '999'], 'client: --context-window must be a whole number from 1000 to 10000000, got "999"'],
+    [['--context-window', '200k'], 'client: --context-window must be a whole number from 1000 to 10000000, got "200k"'],
+    [['--compact-at', '0.99'], 'client: --compact-at must be a fraction of the context window from 0.1 to 0.95, got "0.99"'],
+    [['--compact-at', ''], 'client: --compact-at must be a fraction of the context window from 0.1 to 0.95, got ""'],
+    [['--clear-tool-results-after', '0'], 'client: --clear-tool-results-after must be a whole number from 1 to 10000, got "0"'],
     [['--retry-policy', '{"maxRetries":99}'], 'client: --retry-policy: invalid retry policy: maxRetries: maxRetries must be at most 10'],
     [['--system', 'x', '--system-file', import.meta.filename], 'client: --system and --system-file both set system; give one of them'],
   ])('%j is refused in one line naming the flag and what it accepts, exit code 2, before contacting the server', async (flags, line) => {
@@ -107,6 +112,8 @@ describe('the flags check with the session schema', () => {
     ['max-tokens', 'maxTokens'],
     ['tool-concurrency', 'toolConcurrency'],
     ['continue-as-new-after', 'continueAsNewAfterEvents'],
+    ['context-window', 'contextWindow'],
+    ['clear-tool-results-after', 'clearToolResultsAfter'],
   ] as const)('--%s accepts exactly the range the session accepts for %s', (flag, setting) => {
     const { min, max } = SESSION_LIMITS[setting];
     for (const value of [min, max]) {
@@ -128,6 +135,17 @@ describe('the flags check with the session schema', () => {
     expect(sessionOptionsFrom({ [flag]: String(max / 1000) }, env)[setting]).toBe(max);
     expect(() => sessionOptionsFrom({ [flag]: String(max / 1000 + 1) }, env)).toThrow(`--${flag} must be seconds from ${min / 1000} to ${max / 1000}`);
     expect(SessionInputSchema.safeParse({ model, [setting]: max + 1000 }).success).toBe(false);
+  });
+
+  it('--compact-at accepts exactly the fractions the session accepts', () => {
+    for (const value of [COMPACT_AT.min, 0.5, COMPACT_AT.max]) {
+      expect(sessionOptionsFrom({ 'compact-at': String(value) }, env).compactAt).toBe(value);
+      expect(SessionInputSchema.safeParse({ model, compactAt: value }).success).toBe(true);
+    }
+    for (const value of [0.09, 0.96, 1, 75]) {
+      expect(() => sessionOptionsFrom({ 'compact-at': String(value) }, env)).toThrow(`--compact-at must be a fraction of the context window from ${COMPACT_AT.min} to ${COMPACT_AT.max}`);
+      expect(SessionInputSchema.safeParse({ model, compactAt: value }).success).toBe(false);
+    }
   });
 
   it('turns --retry-policy off into no retries, default into the default ladder, JSON into a whole policy', () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { SessionInputSchema } from '../../workflows/api';
-import { SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
+import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
+import { windowOf, type ModelWindowTable } from '../../workflows/model-windows';
 import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
 import { durationMs } from '../../workflows/turn-limits';
 import type { ClientEnv } from '../config';
@@ -49,7 +50,7 @@ function checked<K extends SettingName>(name: K, value: unknown, refusal: (why: 
   return parsed.data as StartOptions[K];
 }
 
-type CountName = 'maxSteps' | 'maxTokens' | 'toolConcurrency' | 'continueAsNewAfterEvents';
+type CountName = 'maxSteps' | 'maxTokens' | 'toolConcurrency' | 'continueAsNewAfterEvents' | 'contextWindow' | 'clearToolResultsAfter';
 type MillisecondsName = 'idleTimeoutMs' | 'approvalTimeoutMs' | 'toolTimeoutMs';
 
 const range = (name: CountName) => `a whole number from ${SESSION_LIMITS[name].min} to ${SESSION_LIMITS[name].max}`;
@@ -177,6 +178,22 @@ export const SESSION_FLAGS = {
     `continue as new once history has this many events, between turns, ${SESSION_LIMITS.continueAsNewAfterEvents.min} to ${SESSION_LIMITS.continueAsNewAfterEvents.max} (default: when Temporal suggests it)`,
     (v) => ({ continueAsNewAfterEvents: count('--continue-as-new-after', 'continueAsNewAfterEvents', v) }),
   ),
+  'context-window': text(
+    '--context-window N',
+    `the model's context window in tokens, ${SESSION_LIMITS.contextWindow.min} to ${SESSION_LIMITS.contextWindow.max}: before a request would pass --compact-at of it, the session first has the model summarise the conversation so far, and sends the summary in place of it ` +
+      '(default: the model\'s window in the table of known models or AGENT_MODELS_FILE; a model in neither is never compacted)',
+    (v) => ({ contextWindow: count('--context-window', 'contextWindow', v) }),
+  ),
+  'compact-at': text(
+    '--compact-at FRACTION',
+    `the share of the context window a request may reach before the session compacts first, ${COMPACT_AT.min} to ${COMPACT_AT.max} (default ${COMPACT_AT.default})`,
+    (v) => ({ compactAt: number('--compact-at', 'compactAt', v) }),
+  ),
+  'clear-tool-results-after': text(
+    '--clear-tool-results-after N',
+    `tool results over 4 KiB from more than N turns back are sent to the model as one line naming the tool, the call and the size (the log keeps them), ${SESSION_LIMITS.clearToolResultsAfter.min} to ${SESSION_LIMITS.clearToolResultsAfter.max} (default: none cleared)`,
+    (v) => ({ clearToolResultsAfter: count('--clear-tool-results-after', 'clearToolResultsAfter', v) }),
+  ),
   'approve-tools': text('--approve-tools TOOL,…|*', 'side-effecting tools whose calls wait for a human decision, * for all (default none)', (v) => ({
     // Only side-effecting tools (write_file, http_request) ever wait; `*` means all of them.
     approvalRequired: checked('approvalRequired', parseList('--approve-tools', v), (why) => `--approve-tools: ${why}`),
@@ -245,7 +262,7 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
       Object.assign(fromFlags, { [setting]: settingValue });
     }
   }
-  return {
+  const options: StartOptions = {
     model: env.AGENT_MODEL,
     ...(env.AGENT_MAX_STEPS === undefined ? {} : { maxSteps: env.AGENT_MAX_STEPS }),
     ...(env.AGENT_MAX_TOKENS === undefined ? {} : { maxTokens: env.AGENT_MAX_TOKENS }),
@@ -253,4 +270,17 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
     ...defaultMcpServers(process.env),
     ...fromFlags,
   };
+  return { ...options, ...knownWindow(options, env.modelWindows) };
+}
+
+/**
+ * Without --context-window, the model's window from the client's table (MODEL_WINDOWS and
+ * AGENT_MODELS_FILE) goes in the session input: the session then compacts against the
+ * window it started with, whatever table the worker that runs it has. A model the table
+ * does not know gets none, and the session does not compact (watch says so).
+ */
+function knownWindow(options: StartOptions, table: ModelWindowTable): Pick<StartOptions, 'contextWindow'> {
+  if (options.contextWindow !== undefined) return {};
+  const window = windowOf(options.model, table);
+  return window ? { contextWindow: window.contextWindow } : {};
 }
