@@ -1,14 +1,14 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { BudgetSchema, type Budget, type BudgetUpdate } from './budget';
-import { ReasoningSchema, type Usage } from './messages';
+import { ReasoningSchema, UsageSchema, type Usage } from './messages';
 import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
-import { FailureSummarySchema, SessionLogSchema, type FailureSummary, type SessionEvent } from './session-log';
+import { FailureSummarySchema, SessionLogSchema, type SessionEvent } from './session-log';
 import { SpendSchema, type Spend } from './spend';
 import { MaxRepeatsSchema, TurnTimeoutSchema } from './turn-limits';
 import { COMPACT_AT, CompactAtSchema, SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
-import { McpServerNameSchema, type McpToolList } from './tools/mcp-tools';
+import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
 
 /**
  * The session workflow's interface: its input, Updates and Queries. The client imports the
@@ -29,6 +29,17 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
   if (!parsed.success) throw new Error(`invalid ${what}: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }
+
+export const TurnStatusSchema = z.enum(['completed', 'failed', 'cancelled']);
+export type TurnStatus = z.infer<typeof TurnStatusSchema>;
+
+export const TurnOutcomeSchema = z.object({
+  turn: z.number().int().positive(),
+  status: TurnStatusSchema,
+  reason: z.enum(['answered', 'step_limit']).optional(),
+  failure: FailureSummarySchema.optional(),
+});
+export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
 
 export const SessionInputSchema = z
   .object({
@@ -86,6 +97,19 @@ export const SessionInputSchema = z
         runs: z.number().int().positive(),
         /** The budget as `setBudget` last left it; absent: the input's. */
         budget: BudgetSchema.optional(),
+        /**
+         * The counts of the whole session so far. `events` holds only the log's tail (the
+         * events after the last compaction's cut), so these cannot be counted from it.
+         * Absent in runs continued before compaction: those carried the whole log.
+         */
+        stepsTaken: z.number().int().nonnegative().optional(),
+        spend: SpendSchema.optional(),
+        usage: UsageSchema.optional(),
+        nextTurn: z.number().int().positive().optional(),
+        /** The latest turns' outcomes, which `awaitTurn` may still be asked for. */
+        outcomes: z.array(TurnOutcomeSchema).optional(),
+        /** The latest MCP tool list when it fell before the tail: the next run records it again first. */
+        toolsListed: z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }).optional(),
       })
       .optional(),
     /** The log of the session this one was forked from, already cut; an open tail is repaired at start. */
@@ -106,15 +130,6 @@ export type SessionConfig = z.output<typeof SessionInputSchema>;
 export const SendMessageSchema = z.object({ text: z.string().trim().min(1, { message: 'a message must not be empty' }).max(200_000) }).strict();
 export type SendMessage = z.infer<typeof SendMessageSchema>;
 
-export const TurnStatusSchema = z.enum(['completed', 'failed', 'cancelled']);
-export type TurnStatus = z.infer<typeof TurnStatusSchema>;
-
-export interface TurnOutcome {
-  turn: number;
-  status: TurnStatus;
-  reason?: 'answered' | 'step_limit';
-  failure?: FailureSummary;
-}
 
 /** `default` restores the product default; `null` switches retries off. */
 export const RetryPolicyUpdateSchema = z.union([z.literal('default'), SessionRetryPolicySchema]);

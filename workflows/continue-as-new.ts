@@ -1,9 +1,11 @@
-import { ApplicationFailure, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
 import type { SessionConfig, SessionInput, SessionResult } from './api';
 import type { Budget } from './budget';
 import { WORKFLOW_ERROR_TYPES } from './errors';
 import { jsonBytes } from './log-pages';
-import type { SessionEvent } from './session-log';
+import { tailToCarry, toolListCutOff } from './compaction';
+import { CONTEXT_COMPACTION_PATCH } from './context-compactor';
+import type { SessionEvent, SessionLog } from './session-log';
 import type { SessionState } from './session-state';
 
 /** Temporal suggests it, or the session's own `continueAsNewAfterEvents` is reached. */
@@ -12,13 +14,19 @@ export function historyIsLong(config: SessionConfig): boolean {
   return info.continueAsNewSuggested || (config.continueAsNewAfterEvents !== undefined && info.historyLength >= config.continueAsNewAfterEvents);
 }
 
-/** Ends this run and starts the next with the log, retry policy, counts and budget carried. */
+/**
+ * Ends this run and starts the next with the log's tail (the events after the last
+ * compaction's cut), the retry policy, the budget, and the session's counts: the earlier
+ * events stay readable in this run, whose successor names it (`continuedFromRunId`).
+ * A session recorded before compaction carried its whole log and counted from it.
+ */
 export async function continueAsNew(input: SessionInput, config: SessionConfig, events: readonly SessionEvent[], state: SessionState, budget: Budget): Promise<never> {
+  const carried = { retryPolicy: state.retryPolicy, turnsRun: state.turnsRun, runs: (config.continued?.runs ?? 1) + 1, budget };
   const next: SessionInput = {
     ...input,
     // Keeps where the session was forked from; its events are part of the log now.
     fork: config.fork && { ...config.fork, events: [] },
-    continued: { events: [...events], retryPolicy: state.retryPolicy, turnsRun: state.turnsRun, runs: (config.continued?.runs ?? 1) + 1, budget },
+    continued: patched(CONTEXT_COMPACTION_PATCH) ? { ...carried, ...countsAndTail(events, state) } : { ...carried, events: [...events] },
   };
   assertCarriable(next);
   // A versioned worker (AGENT_DEPLOYMENT_NAME) runs sessions Pinned to its version, so
@@ -28,12 +36,36 @@ export async function continueAsNew(input: SessionInput, config: SessionConfig, 
   return makeContinueAsNewFunc<(input: SessionInput) => Promise<SessionResult>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
 }
 
+function countsAndTail(events: readonly SessionEvent[], state: SessionState) {
+  const tail = tailToCarry(events);
+  const cutOff = toolListCutOff(events, tail);
+  return {
+    events: tail,
+    stepsTaken: state.stepsTaken,
+    spend: state.spend,
+    usage: state.usage,
+    nextTurn: state.nextTurn,
+    outcomes: state.outcomesToCarry(),
+    ...(cutOff ? { toolsListed: { turn: cutOff.turn, servers: cutOff.servers, tools: cutOff.tools } } : {}),
+  };
+}
+
 /**
- * The log travels to the next run as workflow input, and Temporal refuses a payload above
- * 2 MiB (a refused continue-as-new would fail the workflow task again and again). A log that large is also several hundred thousand tokens, past every provider's
- * context window. So the session ends here, clearly, rather than growing its history
- * until Temporal terminates it at the history limit; its log stays readable and can be
- * forked from an earlier event.
+ * A run's first events after what it was carried: the MCP tool list the last run's tail
+ * left out, recorded again so the same tools are offered without listing the servers.
+ */
+export function recordCarriedToolList(log: SessionLog, config: SessionConfig, now: number): void {
+  const listed = config.continued?.toolsListed;
+  if (listed) log.append({ type: 'tools/listed', ...listed }, now);
+}
+
+/**
+ * The log's tail travels to the next run as workflow input, and Temporal refuses a payload
+ * above 2 MiB (a refused continue-as-new would fail the workflow task again and again). A
+ * tail above 1 MiB is compacted first (context-compactor.ts), so only a tail that cannot be
+ * cut, the events of one turn, gets here this large. The session ends then, clearly,
+ * rather than growing its history until Temporal terminates it at the history limit; its
+ * log stays readable and can be forked from an earlier event.
  */
 const MAX_CARRIED_LOG_BYTES = 1.5 * 1024 * 1024;
 

@@ -1,6 +1,7 @@
 import type { Message, ToolResultMessage, Usage } from './messages';
 import type { ProviderId } from './model-ref';
 import type { SessionEvent } from './session-log';
+import { callOf } from './spend';
 
 /** What is sent besides the log itself: which old tool results are sent as one line instead. */
 export interface ConversationOptions {
@@ -96,17 +97,24 @@ function clearedIfLarge(e: Extract<SessionEvent, { type: 'tool/result' }>): stri
 /** Call ids are the provider's; only within one step are they certain to be unique. */
 const callKey = (turn: number, step: number, callId: string) => `${turn}/${step}/${callId}`;
 
-/** The sum of every assistant message's usage among `events` (a step, a turn, the session). */
+export const NO_USAGE: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+
+/** The sum of every LLM call's usage among `events` (a step, a turn, the session), compactions included. */
 export function usageOf(events: readonly SessionEvent[]): Required<Usage> {
-  const total: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+  let total = NO_USAGE;
   for (const e of events) {
-    if (e.type !== 'assistant') continue;
-    const u = e.message.usage;
-    total.inputTokens += u.inputTokens;
-    total.outputTokens += u.outputTokens;
-    total.cacheReadTokens += u.cacheReadTokens ?? 0;
-    total.cacheWriteTokens += u.cacheWriteTokens ?? 0;
-    total.reasoningTokens += u.reasoningTokens ?? 0;
+    const u = callOf(e)?.usage;
+    if (u) total = addUsage(total, u);
   }
   return total;
+}
+
+export function addUsage(total: Required<Usage>, u: Usage): Required<Usage> {
+  return {
+    inputTokens: total.inputTokens + u.inputTokens,
+    outputTokens: total.outputTokens + u.outputTokens,
+    cacheReadTokens: total.cacheReadTokens + (u.cacheReadTokens ?? 0),
+    cacheWriteTokens: total.cacheWriteTokens + (u.cacheWriteTokens ?? 0),
+    reasoningTokens: total.reasoningTokens + (u.reasoningTokens ?? 0),
+  };
 }

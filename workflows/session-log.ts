@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { digestOf, extendLogDigest } from './log-digest';
-import { AssistantMessageSchema, ToolResultCodeSchema } from './messages';
+import { EMPTY_LOG_DIGEST, extendLogDigest } from './log-digest';
+import { AssistantMessageSchema, ToolResultCodeSchema, UsageSchema } from './messages';
 import { McpToolListSchema } from './tools/mcp-tools';
 
 /**
@@ -70,6 +70,9 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     summary: z.string(),
     tokensBefore: z.number().int().nonnegative(),
     tokensAfter: z.number().int().nonnegative(),
+    /** What the compaction call itself used and cost: it counts toward the session's spend like any call. */
+    usage: UsageSchema.optional(),
+    costUsd: z.number().nonnegative().nullable().optional(),
   }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
@@ -89,19 +92,24 @@ export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq' | 'at'>;
 export class SessionLog {
   readonly #events: SessionEvent[];
   readonly #firstSeq: number;
-  #digest: string;
+  /** The digest after each event: a compaction call is scheduled with the digest of a prefix. */
+  readonly #digests: string[] = [];
 
   constructor(events: readonly SessionEvent[] = []) {
     this.#firstSeq = events[0]?.seq ?? 0;
-    this.#events = events.map((e, i) => ({ ...e, seq: this.#firstSeq + i }));
-    this.#digest = digestOf(this.#events);
+    this.#events = [];
+    for (const [i, e] of events.entries()) this.#push({ ...e, seq: this.#firstSeq + i });
   }
 
   append(event: NewSessionEvent, now: number): SessionEvent {
     const full = { ...event, seq: this.nextSeq, at: now } as SessionEvent;
-    this.#events.push(full);
-    this.#digest = extendLogDigest(this.#digest, full);
+    this.#push(full);
     return full;
+  }
+
+  #push(event: SessionEvent): void {
+    this.#events.push(event);
+    this.#digests.push(extendLogDigest(this.digest, event));
   }
 
   get events(): readonly SessionEvent[] {
@@ -129,6 +137,11 @@ export class SessionLog {
 
   /** The digest of every event this run holds (log-digest.ts): from `firstSeq` on. */
   get digest(): string {
-    return this.#digest;
+    return this.#digests[this.#digests.length - 1] ?? EMPTY_LOG_DIGEST;
+  }
+
+  /** The digest of this run's events up to and including `seq`. */
+  digestThrough(seq: number): string {
+    return this.#digests[seq - this.#firstSeq] ?? EMPTY_LOG_DIGEST;
   }
 }

@@ -2,12 +2,15 @@ import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow'
 import type { ApprovalGate } from './approval-gate';
 import type { BudgetGuard } from './budget';
 import type { SessionConfig } from './api';
-import type { LlmActivities } from './llm-call';
+import { ContextCompactor } from './context-compactor';
+import type { NonRetryableLlmErrorType } from './errors';
+import { isCancellation, summarizeFailure } from './failure';
+import type { LlmActivities, LlmCallInput, LlmSettings } from './llm-call';
 import { logMirror } from './log-sink';
 import { temporalRetryPolicyFor } from './retry-policy';
 import type { NewSessionEvent, SessionEvent, SessionLog } from './session-log';
 import { publishStatus, type SessionState } from './session-state';
-import { withCall } from './spend';
+import { callOf } from './spend';
 import type { TurnRuntime } from './turn';
 import type { McpSessionTools } from './tools/mcp-session';
 
@@ -27,49 +30,80 @@ export interface RuntimeParts {
   workflowId: string;
   log: SessionLog;
   state: SessionState;
+  settings: LlmSettings;
   approvals: ApprovalGate;
   budget: BudgetGuard;
   mcpTools: McpSessionTools;
 }
 
+/**
+ * The turns' runtime, and the compaction the session runs before it continues as new when
+ * its tail is large. It answers whether it compacted: the session then decides its next
+ * move again, since a message may have been sent while the compaction ran.
+ */
+export type SessionRuntime = TurnRuntime & { compactBeforeContinuing(): Promise<boolean> };
+
 /** The session's side of a turn: its log and state, its budget, its LLM calls and approvals. */
 export function sessionRuntime(
-  { config, workflowId, log, state, approvals, budget, mcpTools }: RuntimeParts,
+  { config, workflowId, log, state, settings, approvals, budget, mcpTools }: RuntimeParts,
   tools: Pick<TurnRuntime, 'prepare' | 'dispatchTool'>,
-): TurnRuntime {
+): SessionRuntime {
   // Mirrored in one sink call when an LLM call is scheduled, the only time the copy must be
   // current, rather than one call (and one copy of workflowInfo) per event.
   const unmirrored: SessionEvent[] = [];
+  const append = (event: NewSessionEvent) => {
+    if (event.type === 'step/start') {
+      state.stepsTaken++;
+      state.step = event.step;
+      publishStatus(state);
+    }
+    const appended = log.append(event, Date.now());
+    const call = callOf(appended);
+    if (call) state.callMade(call);
+    unmirrored.push(appended);
+    return appended;
+  };
+  const callLlm = (summary: string, input: Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'logDigest' | 'purpose'>) => {
+    logMirror.appended(unmirrored.splice(0));
+    const { clearToolResultsAfter } = config;
+    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()) }, [
+      { sessionId: workflowId, model: config.model, retryPolicy: state.livePolicy(), ...input, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) },
+    ]);
+  };
+  const compactor = new ContextCompactor({ config, log, frame: settings, append, callLlm });
+  const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });
   return {
     model: config.model,
     maxSteps: config.maxSteps,
     toolConcurrency: config.toolConcurrency,
-    append: (event: NewSessionEvent) => {
-      if (event.type === 'step/start') {
-        state.stepsTaken++;
-        state.step = event.step;
-        publishStatus(state);
-      }
-      if (event.type === 'assistant') state.spend = withCall(state.spend, event.message);
-      const appended = log.append(event, Date.now());
-      unmirrored.push(appended);
-      return appended;
-    },
+    append,
     setPhase: (phase, step) => {
       state.phase = phase;
       state.step = step;
     },
     admitLlmCall: (turn, step) => budget.admit(turn, step, () => state.spend),
     stoppedBy: () => undefined,
-    // MCP tools are listed (once) before the first LLM call that could offer them.
-    callLlm: (turn, step) => mcpTools.whenListed(() => {
-      logMirror.appended(unmirrored.splice(0));
-      return llm.callLlm.executeWithOptions(
-        { summary: `step ${step} · llm ${config.model}`, retry: temporalRetryPolicyFor(state.livePolicy()) },
-        [{ sessionId: workflowId, turn, step, model: config.model, uptoSeq: log.nextSeq, logDigest: log.digest, retryPolicy: state.livePolicy() }],
-      );
-    }),
+    // MCP tools are listed (once) before the first LLM call that could offer them, and
+    // before a compaction, whose request offers them too.
+    callLlm: (turn, step) =>
+      mcpTools.whenListed(async () => {
+        await compactor.beforeStep(turn, step);
+        try {
+          return await stepCall(turn, step);
+        } catch (error) {
+          // The provider's own count says the request is too long: compact, and try once more.
+          if (!isContextOverflow(error) || !(await compactor.afterOverflow(turn, step))) throw error;
+          return await stepCall(turn, step);
+        }
+      }),
     ...tools,
     awaitApproval: (turn, step, call) => approvals.request(turn, step, call),
+    compactBeforeContinuing: () => compactor.beforeContinuing(state.nextTurn - 1, state.step),
   };
 }
+
+function isContextOverflow(error: unknown): boolean {
+  return !isCancellation(error) && summarizeFailure(error).type === CONTEXT_OVERFLOW;
+}
+
+const CONTEXT_OVERFLOW: NonRetryableLlmErrorType = 'context_overflow';

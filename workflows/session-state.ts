@@ -3,9 +3,14 @@ import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } fro
 import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from './retry-policy';
 import { AgentCostUsd, AgentStatus, AgentStepCount } from './search-attributes';
 import type { SessionEvent } from './session-log';
-import { spendOf, type Spend } from './spend';
+import { addUsage, NO_USAGE, usageOf } from './conversation';
+import type { AssistantMessage, Usage } from './messages';
+import { spendOf, withCall, type Spend } from './spend';
 
 export type SessionStatus = SessionStateView['status'];
+
+/** Outcomes carried into the next run: a client waiting on a turn waits on a recent one. */
+const CARRIED_OUTCOMES = 100;
 
 /** A user message accepted by `send`, waiting for its turn. */
 export interface QueuedMessage {
@@ -32,14 +37,25 @@ export class SessionState {
   step = 0;
   stepsTaken: number;
   spend: Spend;
+  usage: Required<Usage>;
   retryPolicy: SessionRetryPolicy | 'default';
 
+  /**
+   * A run continued from one that compacted holds only the log's tail, so the session's
+   * counts come from what the last run carried; a run continued before compaction, or a
+   * new or forked session, counts them from its events.
+   */
   constructor(config: SessionConfig, events: readonly SessionEvent[]) {
-    this.outcomes = new Map(events.flatMap((e) => (e.type === 'turn/end' ? [[e.turn, outcomeOf(e)] as const] : [])));
-    this.nextTurn = Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1;
-    this.turnsRun = config.continued?.turnsRun ?? 0;
-    this.stepsTaken = events.filter((e) => e.type === 'step/start').length;
-    this.spend = spendOf(events, config.fork?.carriedSpend);
+    const carried = config.continued;
+    this.outcomes = new Map([
+      ...(carried?.outcomes ?? []).map((o) => [o.turn, o] as const),
+      ...events.flatMap((e) => (e.type === 'turn/end' ? [[e.turn, outcomeOf(e)] as const] : [])),
+    ]);
+    this.nextTurn = Math.max(carried?.nextTurn ?? 1, Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1);
+    this.turnsRun = carried?.turnsRun ?? 0;
+    this.stepsTaken = carried?.stepsTaken ?? events.filter((e) => e.type === 'step/start').length;
+    this.spend = carried?.spend ?? spendOf(events, config.fork?.carriedSpend);
+    this.usage = carried?.usage ? { ...NO_USAGE, ...carried.usage } : usageOf(events);
     // A carried `null` is the user's "no retries" and must survive continue-as-new, so only
     // an absent `continued` falls back to the input's policy (`??` would read `null` as absent).
     this.retryPolicy = config.continued
@@ -56,6 +72,22 @@ export class SessionState {
   /** A message is queued or an end was asked for: the session has something to do. */
   hasWork(): boolean {
     return this.queue.length > 0 || this.endRequested;
+  }
+
+  /** An LLM call was recorded (a step's answer or a compaction): the session spent it. */
+  callMade(call: Pick<AssistantMessage, 'usage' | 'costUsd'>): void {
+    this.spend = withCall(this.spend, call);
+    this.usage = addUsage(this.usage, call.usage);
+  }
+
+  /** `awaitTurn` can answer for this turn: it is queued, running, or its outcome is still known. */
+  knowsTurn(turn: number): boolean {
+    return this.outcomes.has(turn) || this.current?.turn === turn || this.queue.some((m) => m.turn === turn);
+  }
+
+  /** The outcomes `awaitTurn` may still be asked for in the next run: the latest ones. */
+  outcomesToCarry(): TurnOutcome[] {
+    return [...this.outcomes.values()].sort((a, b) => a.turn - b.turn).slice(-CARRIED_OUTCOMES);
   }
 
   livePolicy(): SessionRetryPolicy {

@@ -10,8 +10,7 @@ import {
 import { SessionInputSchema, describeIssues, type SessionConfig, type SessionInput, type SessionResult } from './api';
 import { ApprovalGate } from './approval-gate';
 import { BudgetGuard, budgetOf } from './budget';
-import { continueAsNew, historyIsLong } from './continue-as-new';
-import { usageOf } from './conversation';
+import { continueAsNew, historyIsLong, recordCarriedToolList } from './continue-as-new';
 import { WORKFLOW_ERROR_TYPES } from './errors';
 import type { LlmSettings } from './llm-call';
 import { logMirror } from './log-sink';
@@ -39,6 +38,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const { workflowId } = workflowInfo();
   const log = new SessionLog(config.continued?.events ?? config.fork?.events ?? []);
   repairOpenTail(log, Date.now());
+  recordCarriedToolList(log, config, Date.now());
   const state = new SessionState(config, log.events);
   const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
   const settings: LlmSettings = {
@@ -60,7 +60,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const turnTraces = new TurnTraces();
   setSessionHandlers({ config, log, state, settings, approvals, budget, mcpTools, turnTraces });
   const tools = toolDispatch({ config, workflowId, enabledTools, mcpTools, events: () => log.events });
-  const runtime = sessionRuntime({ config, workflowId, log, state, approvals, budget, mcpTools }, tools);
+  const runtime = sessionRuntime({ config, workflowId, log, state, settings, approvals, budget, mcpTools }, tools);
 
   try {
     for (;;) {
@@ -79,12 +79,13 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           break;
         }
         case 'continue-as-new':
+          if (await runtime.compactBeforeContinuing()) break;
           return await continueAsNew(input, config, log.events, state, budget.budget);
         case 'end':
           state.endRequested = true;
           publishStatus(state);
           await condition(allHandlersFinished);
-          return { turns: state.turnsRun, stepsTaken: state.stepsTaken, endedBy: move.endedBy, usage: usageOf(log.events), spend: state.spend };
+          return { turns: state.turnsRun, stepsTaken: state.stepsTaken, endedBy: move.endedBy, usage: state.usage, spend: state.spend };
       }
     }
   } finally {

@@ -41,7 +41,17 @@ export function withCall(spend: Spend, message: Pick<AssistantMessage, 'usage' |
 
 /** The spend recorded in `events`, on top of `carried` (what a fork's source spent beyond them). */
 export function spendOf(events: readonly SessionEvent[], carried: Spend = NO_SPEND): Spend {
-  return events.reduce((spend, e) => (e.type === 'assistant' ? withCall(spend, e.message) : spend), carried);
+  return events.reduce((spend, e) => {
+    const call = callOf(e);
+    return call ? withCall(spend, call) : spend;
+  }, carried);
+}
+
+/** The LLM call an event records: a step's answer, or a compaction's (which records its usage beside the summary). */
+export function callOf(e: SessionEvent): Pick<AssistantMessage, 'usage' | 'costUsd'> | undefined {
+  if (e.type === 'assistant') return e.message;
+  if (e.type === 'context/compacted' && e.usage) return { usage: e.usage, ...(e.costUsd === undefined ? {} : { costUsd: e.costUsd }) };
+  return undefined;
 }
 
 /** What `whole` has beyond `part` (the spend of a cut of the same log): what a fork carries beside its events. */

@@ -65,7 +65,8 @@ export class McpSessionTools {
       throw ApplicationFailure.create({ type, message, nonRetryable: true });
     });
     const events = this.#events();
-    const turn = [...events].reverse().find((e) => e.type === 'turn/start')?.turn ?? 0;
+    // The last event naming a turn: a run that continued as new may hold no turn/start yet.
+    const turn = [...events].reverse().find((e) => 'turn' in e)?.turn ?? 0;
     this.#append({ type: 'tools/listed', turn, ...list });
     return list;
   }

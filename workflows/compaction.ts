@@ -1,0 +1,104 @@
+import { SUMMARY_PREFIX, conversationOf, lastCompaction, type ConversationOptions } from './conversation';
+import type { ToolSpec } from './messages';
+import type { ProviderId } from './model-ref';
+import type { SessionEvent } from './session-log';
+import { withMcpToolSpecs } from './tools/mcp-tools';
+
+/**
+ * When a session compacts, where it cuts, and what it carries into its next run: pure
+ * functions of the log, so a replay decides exactly what the first run decided.
+ *
+ * A compaction replaces, in what the provider is sent, every event up to a cut (`throughSeq`)
+ * by a summary the model wrote (conversation.ts). The cut is always the `turn/end` of an
+ * ended turn: never between a tool call and its result, never inside the step about to
+ * call, never through a turn still running.
+ */
+
+/** What a request sends besides the conversation: the system prompt and the built-in tools (MCP tools come from the log). */
+export interface RequestFrame {
+  system?: string;
+  tools: readonly ToolSpec[];
+}
+
+export interface EstimateOptions extends ConversationOptions {
+  provider?: ProviderId;
+}
+
+/** Characters per token: the estimate every provider's tokenizer comes near for English and JSON. */
+const CHARS_PER_TOKEN = 4;
+export const tokensOfChars = (chars: number) => Math.ceil(chars / CHARS_PER_TOKEN);
+
+/**
+ * The seq of the last event a new compaction may cover: the newest `turn/end` after the
+ * last compaction's cut. Undefined when no turn has ended since: nothing can be cut.
+ */
+export function cutPoint(events: readonly SessionEvent[]): number | undefined {
+  const after = lastCompaction(events)?.throughSeq ?? -1;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent;
+    if (e.seq <= after) return undefined;
+    if (e.type === 'turn/end') return e.seq;
+  }
+  return undefined;
+}
+
+/**
+ * The next request's size in tokens. The provider counted the last call's request
+ * exactly, so when that call came after the last compaction its `inputTokens` plus its
+ * answer are the base, and only the events since are estimated. Otherwise (the first call
+ * of a session, or the first after a compaction, whose request is much smaller than the
+ * last one) the whole request is estimated.
+ */
+export function estimateRequestTokens(events: readonly SessionEvent[], frame: RequestFrame, options: EstimateOptions = {}): number {
+  const compactedAt = lastCompaction(events)?.seq ?? -1;
+  let newChars = 0;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent;
+    if (e.seq <= compactedAt) break;
+    if (e.type === 'assistant') {
+      const { inputTokens, outputTokens } = e.message.usage;
+      return inputTokens + outputTokens + tokensOfChars(newChars);
+    }
+    newChars += JSON.stringify(e).length;
+  }
+  return tokensOfChars(frameChars(events, frame) + JSON.stringify(conversationOf(events, options.provider, options)).length);
+}
+
+/** The request after a compaction through `throughSeq` with this summary: the frame, the summary and the tail. */
+export function estimateAfterCompaction(events: readonly SessionEvent[], throughSeq: number, summary: string, frame: RequestFrame, options: EstimateOptions = {}): number {
+  const tail = events.filter((e) => e.seq > throughSeq && e.type !== 'context/compacted');
+  const conversation = JSON.stringify(conversationOf(tail, options.provider, options));
+  return tokensOfChars(frameChars(events, frame) + SUMMARY_PREFIX.length + summary.length + conversation.length);
+}
+
+function frameChars(events: readonly SessionEvent[], frame: RequestFrame): number {
+  return (frame.system?.length ?? 0) + JSON.stringify(withMcpToolSpecs(frame.tools, events)).length;
+}
+
+/** The threshold test: a window is known and the next request would pass `compactAt` of it. */
+export function passesThreshold(estimate: number, window: number | null, compactAt: number): boolean {
+  return window !== null && estimate > compactAt * window;
+}
+
+/**
+ * What the next run needs of the log: the events after the last compaction's cut (the
+ * compaction itself among them, so its summary still applies), seqs kept. The events
+ * before stay readable in this run.
+ */
+export function tailToCarry(events: readonly SessionEvent[]): SessionEvent[] {
+  const through = lastCompaction(events)?.throughSeq;
+  return through === undefined ? [...events] : events.filter((e) => e.seq > through);
+}
+
+/**
+ * The latest MCP tool list when it falls before the tail: the next run records a copy of
+ * it first, so its tools are still offered without listing the servers again.
+ */
+export function toolListCutOff(events: readonly SessionEvent[], tail: readonly SessionEvent[]): Extract<SessionEvent, { type: 'tools/listed' }> | undefined {
+  const firstKept = tail[0]?.seq ?? Number.POSITIVE_INFINITY;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent;
+    if (e.type === 'tools/listed') return e.seq < firstKept ? e : undefined;
+  }
+  return undefined;
+}
