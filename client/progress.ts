@@ -1,8 +1,7 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
-import { decodeTimeoutType } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
-import type { temporal } from '@temporalio/proto';
+import { decodeTimeoutType, type LoadedDataConverter } from '@temporalio/common';
+// A CommonJS package: its namespaces are read from the default export under ESM.
+import proto, { type google, type temporal } from '@temporalio/proto';
 import { stateQuery, type SessionState } from '../workflows/api';
 import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../workflows/errors';
 import type { LlmHeartbeat } from '../workflows/llm-call';
@@ -42,10 +41,8 @@ export async function pendingActivities(client: Client, description: WorkflowExe
   const converter = client.options.loadedDataConverter;
   return Promise.all(
     (description.raw.pendingActivities ?? []).map(async (a): Promise<ActivityProgress> => {
-      const heartbeat = a.heartbeatDetails?.payloads?.length
-        ? await decodeFromPayloadsAtIndex<Partial<LlmHeartbeat>>(converter, 0, a.heartbeatDetails.payloads).catch(() => undefined)
-        : undefined;
-      const nextAttemptAt = optionalTsToMs(a.nextAttemptScheduleTime);
+      const heartbeat = a.heartbeatDetails?.payloads?.length ? await firstPayload<Partial<LlmHeartbeat>>(converter, a.heartbeatDetails.payloads).catch(() => undefined) : undefined;
+      const nextAttemptAt = timestampMs(a.nextAttemptScheduleTime);
       const failure = a.lastFailure;
       return {
         activityType: a.activityType?.name ?? 'activity',
@@ -74,18 +71,36 @@ export function lastFailureType(failure: temporal.api.failure.v1.IFailure): stri
   return timeout ? TIMEOUT_ERROR_TYPES[timeout] : WORKFLOW_ERROR_TYPES.internal;
 }
 
-function stateName(state: unknown): ActivityProgress['state'] {
-  // The proto enum arrives as a number: 1 scheduled, 2 started, 3 cancel requested.
+const { PendingActivityState } = proto.temporal.api.enums.v1;
+
+function stateName(state: temporal.api.enums.v1.PendingActivityState | null | undefined): ActivityProgress['state'] {
   switch (state) {
-    case 1:
+    case PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED:
       return 'scheduled';
-    case 2:
+    case PendingActivityState.PENDING_ACTIVITY_STATE_STARTED:
       return 'started';
-    case 3:
+    case PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED:
       return 'cancel_requested';
     default:
       return 'other';
   }
+}
+
+/**
+ * The first of `payloads` as the client's converter reads it: through its codecs (the
+ * encryption codec, when the session is encrypted) in reverse order, as they were applied.
+ */
+async function firstPayload<T>(converter: LoadedDataConverter, payloads: temporal.api.common.v1.IPayload[]): Promise<T> {
+  let decoded = payloads;
+  for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  return converter.payloadConverter.fromPayload<T>(decoded[0] as temporal.api.common.v1.IPayload);
+}
+
+/** A proto timestamp in epoch ms; its seconds arrive as a Long. */
+function timestampMs(ts: google.protobuf.ITimestamp | null | undefined): number | undefined {
+  if (!ts) return undefined;
+  const seconds = typeof ts.seconds === 'number' ? ts.seconds : (ts.seconds?.toNumber() ?? 0);
+  return seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1_000_000);
 }
 
 /**

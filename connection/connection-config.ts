@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile } from '@temporalio/envconfig';
-import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
+import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error';
 import { settingNamer, type ConnectionSetting, type SettingNamer } from './setting-names';

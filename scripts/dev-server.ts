@@ -14,9 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import type { SearchAttributeType } from '@temporalio/common';
-import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
-import { addSearchAttributes, CLI_TYPE_NAMES, searchAttributeGaps } from '../worker/search-attribute-gaps';
+import { addSearchAttributes, CLI_TYPE_NAMES, searchAttributeGaps, type Key } from '../worker/search-attribute-gaps';
 import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { PROJECT_ROOT, temporalCliPath } from './temporal-binaries';
 
@@ -32,7 +30,7 @@ export interface DevServerOptions {
   /** Namespace created at start and checked for readiness. Default `default`. */
   namespace?: string;
   /** Search attributes to register in `namespace`. Default: the agent's (`AGENT_SEARCH_ATTRIBUTES`). */
-  searchAttributes?: readonly SearchAttributeKey<SearchAttributeType>[];
+  searchAttributes?: readonly Key[];
   /** Dynamic config as KEY=JSON pairs. Default: eager activity execution on (see DEFAULT_DYNAMIC_CONFIG). */
   dynamicConfig?: Readonly<Record<string, unknown>>;
   /** More `temporal server start-dev` arguments, appended last. */
@@ -239,7 +237,7 @@ export async function waitUntilServing(
 export async function ensureSearchAttributes(
   connection: Connection,
   namespace: string,
-  keys: readonly SearchAttributeKey<SearchAttributeType>[],
+  keys: readonly Key[],
 ): Promise<void> {
   if (keys.length === 0) return;
   const gaps = await searchAttributeGaps(connection.operatorService, namespace, keys);

@@ -1,11 +1,23 @@
-import { SearchAttributeType } from '@temporalio/common';
-import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
-// Not re-exported from the package root; the only public mapping from our key types to the wire enum.
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import type { temporal } from '@temporalio/proto';
+import { SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+// A CommonJS package: its namespaces are read from the default export under ESM.
+import proto, { type temporal } from '@temporalio/proto';
 
 type OperatorService = Pick<temporal.api.operatorservice.v1.OperatorService, 'listSearchAttributes' | 'addSearchAttributes'>;
-type Key = SearchAttributeKey<SearchAttributeType>;
+/** A typed search attribute key, as `defineSearchAttributeKey` makes them. */
+export type Key = SearchAttributePair['key'];
+
+const { IndexedValueType } = proto.temporal.api.enums.v1;
+
+/** Our key types as the server's enum spells them. */
+const WIRE_TYPES: Record<SearchAttributeType, temporal.api.enums.v1.IndexedValueType> = {
+  TEXT: IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+  KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  INT: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  DOUBLE: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  BOOL: IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+  DATETIME: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  KEYWORD_LIST: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+};
 
 /** The `temporal` CLI spells search attribute types in PascalCase. */
 export const CLI_TYPE_NAMES: Record<SearchAttributeType, string> = {
@@ -51,13 +63,11 @@ export function createCommand(namespace: string, keys: readonly Key[]): string {
   return `temporal operator search-attribute create --namespace ${namespace} ${pairs}`;
 }
 
-function wireType(key: Key): number {
-  const wanted = encodeSearchAttributeIndexedValueType(key.type);
-  if (wanted === undefined) throw new Error(`search attribute ${key.name}: unknown type ${key.type}`);
-  return wanted;
+function wireType(key: Key): temporal.api.enums.v1.IndexedValueType {
+  return WIRE_TYPES[key.type];
 }
 
 function typeName(wire: number): string {
-  const type = Object.values(SearchAttributeType).find((t) => encodeSearchAttributeIndexedValueType(t) === wire);
+  const type = Object.values(SearchAttributeType).find((t) => WIRE_TYPES[t] === wire);
   return type === undefined ? `type ${wire}` : CLI_TYPE_NAMES[type];
 }
