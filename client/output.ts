@@ -111,5 +111,8 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
     }
     case 'tools/listed':
       return `${dim(where)} · MCP tools listed: ${e.tools.length} from ${e.servers.join(', ') || 'no server'}`;
+    case 'context/compacted':
+      // The summary is for the model; a person reads the log itself, which keeps every event.
+      return `${dim(where)} · compact · ${e.tokensBefore} → ${e.tokensAfter} tokens ${dim(`(through event ${e.throughSeq})`)}`;
   }
 }

@@ -4,7 +4,8 @@ import { logQuery, stateQuery, type PendingApproval } from '../workflows/api';
 import type { Spend } from '../workflows/spend';
 import type { SessionEvent } from '../workflows/session-log';
 import { describeProgress, pendingActivities, type ActivityProgress } from './progress';
-import { readLog, type SessionHandle } from './sessions';
+import { readLogPages } from '../workflows/log-pages';
+import type { SessionHandle } from './sessions';
 
 /** What `watch` reports, in order. Also the stable shape of `watch --json` (one object per line). */
 export type WatchItem =
@@ -22,6 +23,14 @@ export type WatchItem =
       pendingApprovals: PendingApproval[];
       /** What the session has spent so far (tokens and `costUsd`, null when a model has no price). */
       spend: Spend;
+      /**
+       * The context window the session compacts against; null: the model's is unknown and
+       * it never compacts (set --context-window). Absent from a session on a worker
+       * version from before compaction.
+       */
+      contextWindow?: number | null;
+      /** The session's model. */
+      model: string;
     }
   | { type: 'unavailable'; message: string }
   | { type: 'end'; reason: WatchEndReason; executionStatus: WorkflowExecutionStatusName };
@@ -78,7 +87,8 @@ export async function watchSession(client: Client, handle: SessionHandle, option
       const events = await query(() => handle.query(logQuery, { fromSeq: from }));
       if (events.length === 0) break;
       for (const event of events) onItem({ type: 'event', event });
-      from += events.length;
+      // Seqs are the session's, across runs: the next page starts after the last event read.
+      from = (events.at(-1)?.seq ?? from) + 1;
     }
     fromSeq = from;
   };
@@ -113,6 +123,8 @@ export async function watchSession(client: Client, handle: SessionHandle, option
           activities,
           pendingApprovals: state.pendingApprovals,
           spend: state.spend,
+          ...(state.contextWindow === undefined ? {} : { contextWindow: state.contextWindow }),
+          model: state.model,
         });
       }
       if (wasSettled) {
@@ -141,9 +153,16 @@ export async function watchSession(client: Client, handle: SessionHandle, option
   }
 }
 
-/** The seq of the latest `turn/start`, so `watch` opens with the turn in progress rather than the whole past. */
+/**
+ * The seq of the latest `turn/start`, so `watch` opens with the turn in progress rather
+ * than the whole past. Only the latest run is read: a session continues as new between
+ * turns, so a turn in progress started in it.
+ */
 async function latestTurnStart(handle: SessionHandle): Promise<number> {
-  const events = await readLog(handle);
-  for (let i = events.length - 1; i >= 0; i--) if (events[i]?.type === 'turn/start') return i;
-  return events.length;
+  const events = await readLogPages((fromSeq) => handle.query(logQuery, { fromSeq }));
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i];
+    if (event?.type === 'turn/start') return event.seq;
+  }
+  return (events.at(-1)?.seq ?? -1) + 1;
 }

@@ -6,7 +6,8 @@ export const logCommand: Command = {
   name: 'log',
   synopsis: 'log <id> [--json]',
   summary:
-    'Prints the session log, one event per line with its seq (the EVENT that fork --at takes). ' +
+    'Prints the session log, one event per line with its seq (the EVENT that fork --at takes), all of it: also the events of the runs before the latest, ' +
+    'read from each run the session continued as new from. A compaction shows as one line, "turn N · compact · T1 → T2 tokens (through event S)"; the events it summarised stay in the log. ' +
     '--json prints the events as a JSON array, exactly as the session keeps them.',
   async run(argv, { env }) {
     const { values, positionals } = parseCommandArgs(this, argv, {}, ['<id>']);
@@ -17,7 +18,7 @@ export const logCommand: Command = {
         printJson(events);
         return 0;
       }
-      const width = String(Math.max(0, events.length - 1)).length;
+      const width = String(events.at(-1)?.seq ?? 0).length;
       for (const event of events) {
         // Every event, also the ones `watch` leaves out, so `fork --at` can name any of them.
         console.log(`${dim(String(event.seq).padStart(width))}  ${formatEvent(event, true) ?? event.type}`);

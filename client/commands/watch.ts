@@ -8,6 +8,7 @@ export const watchCommand: Command = {
   synopsis: 'watch <id> [--until-idle] [--json]',
   summary:
     'Follows a session live: the current step, text as it streams, tool calls running and done, retries ("retrying in 12 s (attempt 3/11): overloaded") and calls waiting for approval. ' +
+    'A compaction shows as "turn N · compact · T1 → T2 tokens (through event S)"; a session whose model has no known context window is said once not to compact. ' +
     'Ends when the session ends, or with --until-idle when no turn runs or waits; Ctrl-C stops watching (the session goes on). --json prints one object per line.',
   async run(argv, { env, signal }) {
     const { values, positionals } = parseCommandArgs(this, argv, { 'until-idle': { type: 'boolean', default: false } }, ['<id>']);
@@ -26,6 +27,7 @@ export const watchCommand: Command = {
  */
 export function humanWatchPrinter(workflowId: string): (item: WatchItem) => void {
   const hinted = new Set<string>();
+  let windowTold = false;
   return (item) => {
     switch (item.type) {
       case 'event': {
@@ -34,6 +36,10 @@ export function humanWatchPrinter(workflowId: string): (item: WatchItem) => void
         return;
       }
       case 'progress':
+        if (item.contextWindow === null && !windowTold) {
+          windowTold = true;
+          console.error(yellow(unknownWindowNotice(item.model)));
+        }
         for (const line of item.lines) console.error(dim(`… ${line}`));
         for (const approval of item.pendingApprovals) {
           if (hinted.has(approval.callId)) continue;
@@ -55,6 +61,11 @@ export function humanWatchPrinter(workflowId: string): (item: WatchItem) => void
       }
     }
   };
+}
+
+/** Said once per watch: a session without a window never compacts, and will meet the model's limit as context_overflow. */
+export function unknownWindowNotice(model: string): string {
+  return `context window unknown for ${model}: no compaction (set --context-window N)`;
 }
 
 function endText(reason: WatchEndReason, executionStatus: string, workflowId: string): string {
