@@ -826,7 +826,7 @@ describe('control API', () => {
     ]);
 
     expect(posted).toEqual({ status: 200, body: { model, pending: 2 } });
-    expect((await control('GET', `/_scripted/${encodeURIComponent(model)}`)).body).toEqual({ model, pending: 2, held: 0 });
+    expect((await control('GET', `/_scripted/${encodeURIComponent(model)}`)).body).toEqual({ model, pending: 2, pendingCompactions: 0, held: 0, contextWindow: null });
     expect(textOf('openai', (await send('openai', model)).frames)).toBe('over http');
   });
 

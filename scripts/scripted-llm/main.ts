@@ -12,6 +12,9 @@ import { isLoopback, startScriptedLlm } from './server';
  *                  SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1 (a container network, where the other
  *                  services reach it by name and nothing else can)
  *   --script FILE  a JSON object { "model": [reply, …], … } queued at start
+ *   --context-window N  or SCRIPTED_LLM_CONTEXT_WINDOW: every model's context window in
+ *                  tokens (JSON characters / 4); a larger request gets the provider's
+ *                  context-overflow error. Default none; per model over `/_scripted/_window`
  *   --verbose      one line per model request: provider, model, reply kind, outcome, duration
  *
  * Prints one line, `scripted LLM listening on http://HOST:PORT`, and runs until SIGINT or SIGTERM.
@@ -24,6 +27,7 @@ const ConfigSchema = z.object({
   host: z.string().refine((host) => allowNonLoopback || isLoopback(host), {
     message: 'must be a loopback address (127.0.0.1, ::1, localhost), or set SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1',
   }),
+  contextWindow: z.coerce.number().int().positive().optional(),
 });
 
 async function loadScripts(path: string): Promise<Array<[string, ScriptedReply[]]>> {
@@ -44,6 +48,7 @@ async function main(): Promise<void> {
       port: { type: 'string' },
       host: { type: 'string' },
       script: { type: 'string' },
+      'context-window': { type: 'string' },
       verbose: { type: 'boolean', default: false },
     },
     strict: true,
@@ -51,13 +56,15 @@ async function main(): Promise<void> {
 
   const portSource = values.port !== undefined ? '--port' : 'SCRIPTED_LLM_PORT';
   const hostSource = values.host !== undefined ? '--host' : 'SCRIPTED_LLM_HOST';
+  const windowSource = values['context-window'] !== undefined ? '--context-window' : 'SCRIPTED_LLM_CONTEXT_WINDOW';
   const parsed = ConfigSchema.safeParse({
     port: values.port ?? process.env.SCRIPTED_LLM_PORT ?? 8787,
     host: values.host ?? process.env.SCRIPTED_LLM_HOST ?? '127.0.0.1',
+    contextWindow: values['context-window'] ?? (process.env.SCRIPTED_LLM_CONTEXT_WINDOW || undefined),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const name = issue?.path[0] === 'port' ? portSource : hostSource;
+    const name = issue?.path[0] === 'port' ? portSource : issue?.path[0] === 'contextWindow' ? windowSource : hostSource;
     throw new Error(`${name}: ${issue?.message ?? 'invalid value'}`);
   }
 

@@ -1,3 +1,4 @@
+import { requestTokens } from './context-window';
 import type { ScriptedReply, ScriptedToolCall } from './script';
 import type { PlannedCall, StreamPlan } from './wire/dialect';
 
@@ -35,7 +36,7 @@ function planCall(call: ScriptedToolCall, chunkSize: number): PlannedCall {
   return { ...(call.id === undefined ? {} : { id: call.id }), name: call.name, argPieces: argumentPieces(text, chunkSize), args };
 }
 
-type StreamingReply = Exclude<ScriptedReply, { kind: 'status' }>;
+type StreamingReply = Exclude<ScriptedReply, { kind: 'status' } | { kind: 'context_overflow' }>;
 
 export function planReply(reply: StreamingReply, model: string, requestBody: unknown): StreamPlan {
   const chunkSize = ('chunkSize' in reply ? reply.chunkSize : undefined) ?? DEFAULT_CHUNK_SIZE;
@@ -73,7 +74,8 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
     calls,
     stopReason: ('stopReason' in reply ? reply.stopReason : undefined) ?? defaultStop,
     usage: reply.usage ?? {
-      inputTokens: Math.max(1, estimateTokens(JSON.stringify(requestBody ?? {}).length)),
+      // The size the context window is checked against, so the two never disagree.
+      inputTokens: requestTokens(requestBody),
       outputTokens: estimateTokens(outputChars),
     },
     ...(reply.kind === 'refusal' ? { refusal: { blockReason: reply.blockReason ?? 'SAFETY' } } : {}),

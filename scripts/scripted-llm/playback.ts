@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { requestTokens } from './context-window';
 import type { Holds } from './holds';
 import { planReply } from './plan';
-import type { ScriptedReply } from './script';
+import type { ScriptedReply, StatusReply } from './script';
 import { encodeFrame, type Frame } from './sse';
 import type { Dialect } from './wire/dialect';
 
@@ -22,8 +23,9 @@ export interface Exchange {
 }
 
 /** Resolves `completed` or `reset`; rejects when the exchange's signal aborts. */
-export async function play(reply: ScriptedReply, ex: Exchange): Promise<'completed' | 'reset'> {
+export async function play(scripted: ScriptedReply, ex: Exchange): Promise<'completed' | 'reset'> {
   const { res, signal, dialect } = ex;
+  const reply = scripted.kind === 'context_overflow' ? overflowStatus(scripted, ex) : scripted;
   if (reply.hold) await ex.holds.wait(ex.model, reply.holdTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS, signal);
   if (reply.delayMs) await sleep(reply.delayMs, undefined, { signal });
 
@@ -66,6 +68,13 @@ export async function play(reply: ScriptedReply, ex: Exchange): Promise<'complet
   }
   await endResponse(res, signal);
   return 'completed';
+}
+
+/** A context overflow is the provider's 400 for a request of this size, with the reply's other options. */
+function overflowStatus(reply: Extract<ScriptedReply, { kind: 'context_overflow' }>, ex: Exchange): StatusReply {
+  const { kind: _kind, contextWindow, ...options } = reply;
+  const tokens = requestTokens(ex.body);
+  return { ...options, kind: 'status', ...ex.dialect.contextOverflow(tokens, contextWindow ?? Math.max(1, tokens - 1)) };
 }
 
 function write(ex: Exchange, frame: Frame): void {

@@ -14,8 +14,16 @@ import type { Provider } from './wire/dialect';
  */
 export type RequestOutcome = 'pending' | 'completed' | 'reset' | 'aborted-by-client' | 'aborted-by-server' | 'failed';
 
-/** What was played: a scripted kind, `echo` (empty queue, echo model), `unscripted` (the loud 400), `invalid` (a request the server rejected). */
-export type RecordedReplyKind = ScriptedReplyKind | 'echo' | 'unscripted' | 'invalid';
+/**
+ * What was played: a scripted kind, `echo` (empty queue, echo model), `unscripted` (the
+ * loud 400), `invalid` (a request the server rejected), `over_window` (the provider's
+ * context-overflow error for a request above the model's configured window), `summary`
+ * (the default answer to a compaction request).
+ */
+export type RecordedReplyKind = ScriptedReplyKind | 'echo' | 'unscripted' | 'invalid' | 'over_window' | 'summary';
+
+/** `compact`: the request ends with the agent's compaction instruction (compaction.ts). */
+export type RequestPurpose = 'step' | 'compact';
 
 export interface RecordedRequest {
   /** 1, 2, 3… in order of arrival. */
@@ -37,12 +45,17 @@ export interface RecordedRequest {
   /** The body exactly as it arrived, for tests about its bytes (a prompt cache matches a byte prefix). Absent when it was too large to read. */
   rawBody?: string;
   replyKind: RecordedReplyKind;
+  purpose: RequestPurpose;
+  /** The request's size as its model's context window counts it: JSON characters / 4 (context-window.ts). */
+  tokens: number;
   outcome: RequestOutcome;
 }
 
 export interface RequestFilter {
   model?: string;
   provider?: Provider;
+  replyKind?: RecordedReplyKind;
+  purpose?: RequestPurpose;
 }
 
 /** A long `npm run llm` session must not grow without bound; tests stay far below this. */
@@ -61,7 +74,9 @@ interface Waiter {
 function matches(request: RecordedRequest, filter: RequestFilter | undefined): boolean {
   return (
     (filter?.model === undefined || request.model === filter.model) &&
-    (filter?.provider === undefined || request.provider === filter.provider)
+    (filter?.provider === undefined || request.provider === filter.provider) &&
+    (filter?.replyKind === undefined || request.replyKind === filter.replyKind) &&
+    (filter?.purpose === undefined || request.purpose === filter.purpose)
   );
 }
 
@@ -131,6 +146,8 @@ function describe(filter: RequestFilter | undefined): string {
   const parts = [
     filter?.model === undefined ? undefined : `model "${filter.model}"`,
     filter?.provider === undefined ? undefined : `provider ${filter.provider}`,
+    filter?.replyKind === undefined ? undefined : `reply ${filter.replyKind}`,
+    filter?.purpose === undefined ? undefined : `purpose ${filter.purpose}`,
   ].filter(Boolean);
   return parts.length === 0 ? '' : ` for ${parts.join(', ')}`;
 }

@@ -30,6 +30,26 @@ import { z } from 'zod';
  * Text and tool-call replies also take `thinking`: the model's visible reasoning, streamed
  * before the answer when the request turns thinking on (Anthropic `thinking`, Gemini
  * `includeThoughts`), as a signed Anthropic thinking block or a Gemini thought part.
+ *
+ * Context windows and compaction (server.ts has the calls, control-api.ts the routes):
+ * - A request counts one token per four characters of its JSON (context-window.ts), which
+ *   is also the input a reply reports when its `usage` is not scripted.
+ * - `setContextWindow(model, tokens)` (or `startScriptedLlm({ contextWindow })` for every
+ *   model, `--context-window N` on the command line) gives the model a window. A request
+ *   above it is refused with the provider's own context-overflow error (Anthropic 400
+ *   `prompt is too long: N tokens > W maximum`, OpenAI 400 `context_length_exceeded`,
+ *   Gemini 400 `INVALID_ARGUMENT` "The input token count (N) exceeds the maximum number of
+ *   tokens allowed (W)."), which the agent classifies as `context_overflow`. The refusal
+ *   plays no scripted reply and is recorded with `replyKind: 'over_window'`, so a test
+ *   asserts that none happened with `requests({ model, replyKind: 'over_window' })`.
+ * - A compaction request (its last user message starts with the agent's
+ *   COMPACTION_INSTRUCTION) is recorded with `purpose: 'compact'` and answered from the
+ *   model's compaction replies (`scriptCompaction(model, …replies)`), never from its step
+ *   replies; with none scripted, with a default summary naming how many messages it
+ *   summarised (`replyKind: 'summary'`).
+ * - The reply `{ kind: 'context_overflow' }` answers one request with the provider's
+ *   context-overflow error whatever its size (`contextWindow` sets the window the message
+ *   names; default one token less than the request). Script it N times for N requests.
  */
 
 const DurationMs = z.number().int().nonnegative();
@@ -162,6 +182,17 @@ export const StatusReplySchema = z.strictObject({
   ...ReplyOptions,
 });
 
+/**
+ * The provider's context-overflow refusal (an HTTP 400 in each provider's words), as if the
+ * request were larger than the model's window, whatever its real size.
+ */
+export const ContextOverflowReplySchema = z.strictObject({
+  kind: z.literal('context_overflow'),
+  /** The window the error names. Default: one token less than the request. */
+  contextWindow: z.number().int().positive().optional(),
+  ...ReplyOptions,
+});
+
 /** Some content, then a clean end of the response without the terminal sentinel. */
 export const TruncateReplySchema = z.strictObject({
   kind: z.literal('truncate'),
@@ -208,6 +239,7 @@ export const ScriptedReplySchema = z.discriminatedUnion('kind', [
   RefusalReplySchema,
   EmptyReplySchema,
   StatusReplySchema,
+  ContextOverflowReplySchema,
   TruncateReplySchema,
   StreamErrorReplySchema,
   ResetReplySchema,
@@ -215,6 +247,8 @@ export const ScriptedReplySchema = z.discriminatedUnion('kind', [
 ]);
 export type ScriptedReply = z.infer<typeof ScriptedReplySchema>;
 export type ScriptedReplyKind = ScriptedReply['kind'];
+
+export type StatusReply = z.infer<typeof StatusReplySchema>;
 
 export const ScriptedRepliesSchema = z.array(ScriptedReplySchema);
 

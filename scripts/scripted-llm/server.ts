@@ -1,18 +1,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { defaultSummary, isCompactionRequest } from './compaction';
+import { checkedWindow, ContextWindows, requestTokens } from './context-window';
 import { CONTROL_PREFIX, handleControl } from './control-api';
 import { Holds } from './holds';
 import { isObject, parseJson, readBody, type BodyRead } from './http-io';
 import { play } from './playback';
 import { ReplyQueues } from './reply-queues';
-import { RequestLog, type RecordedReplyKind, type RecordedRequest, type RequestFilter } from './request-log';
+import { RequestLog, type RecordedReplyKind, type RecordedRequest, type RequestFilter, type RequestPurpose } from './request-log';
 import { parseReplies, type ScriptedReply } from './script';
 import { anthropic } from './wire/anthropic';
 import type { Dialect, RouteMatch } from './wire/dialect';
 import { google } from './wire/google';
 import { openai } from './wire/openai';
 
-export type { RecordedRequest, RequestFilter, RequestOutcome, RecordedReplyKind } from './request-log';
+export type { RecordedRequest, RequestFilter, RequestOutcome, RecordedReplyKind, RequestPurpose } from './request-log';
 export type { ScriptedReply } from './script';
 
 /**
@@ -25,10 +27,25 @@ export interface ScriptedLlm {
   url: string;
   /** Queues replies for a model (the provider's model string). Throws on an invalid reply. */
   script(model: string, ...replies: ScriptedReply[]): void;
-  /** Replies scripted for the model and not played yet. */
+  /**
+   * Queues replies for the model's compaction requests (see script.ts), which never take
+   * the replies of `script`. With none queued, a compaction request gets a default summary.
+   */
+  scriptCompaction(model: string, ...replies: ScriptedReply[]): void;
+  /** Replies scripted for the model's step requests and not played yet. */
   pending(model: string): number;
-  /** Drops the model's unplayed replies; returns how many. */
+  /** Replies scripted for the model's compaction requests and not played yet. */
+  pendingCompactions(model: string): number;
+  /** Drops the model's unplayed replies, for steps and compactions; returns how many. */
   clear(model: string): number;
+  /**
+   * Gives the model a context window of `tokens` (JSON characters / 4): a larger request is
+   * refused with the provider's context-overflow error and recorded as `over_window`.
+   * `null` removes it (the server's default window, if any, applies again).
+   */
+  setContextWindow(model: string, tokens: number | null): void;
+  /** The model's window, its own or the server's default; undefined when it has none. */
+  contextWindow(model: string): number | undefined;
   /** Lets the model's requests held by `hold: true` go on; returns how many were waiting. */
   release(model: string): number;
   requests(filter?: RequestFilter): RecordedRequest[];
@@ -47,6 +64,8 @@ export interface ScriptedLlmOptions {
   allowNonLoopback?: boolean;
   /** Called once per model request when its outcome is known, e.g. to print a log line. */
   onSettled?: (request: RecordedRequest) => void;
+  /** A context window (tokens) for every model without one of its own (`setContextWindow`). Default: none. */
+  contextWindow?: number;
 }
 
 const DIALECTS: readonly Dialect[] = [anthropic, openai, google];
@@ -61,14 +80,27 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     throw new Error(`scripted LLM: host must be a loopback address (127.0.0.1, ::1, localhost), got "${host}"`);
   }
   const queues = new ReplyQueues();
+  const compactions = new ReplyQueues();
+  const windows = new ContextWindows(opts.contextWindow === undefined ? undefined : checkedWindow(opts.contextWindow, 'contextWindow'));
   const holds = new Holds();
   const log = new RequestLog();
   const inflight = new Set<AbortController>();
   const handlers = new Set<Promise<void>>();
   let closing = false;
 
-  /** Picks what to play: the next scripted reply, an echo, or the provider's 4xx for a request the fake cannot serve. */
-  function chooseReply(dialect: Dialect, url: URL, read: BodyRead, body: unknown, model: string): { reply: ScriptedReply; replyKind: RecordedReplyKind } {
+  /**
+   * Picks what to play: the provider's 4xx for a request the fake cannot serve or that is
+   * above the model's window; for a compaction request its next compaction reply or the
+   * default summary; otherwise the next scripted reply or an echo.
+   */
+  function chooseReply(
+    dialect: Dialect,
+    url: URL,
+    read: BodyRead,
+    body: unknown,
+    model: string,
+    request: { purpose: RequestPurpose; tokens: number },
+  ): { reply: ScriptedReply; replyKind: RecordedReplyKind } {
     const invalid = (status: number, message: string, headers?: Record<string, string>) => ({
       reply: { kind: 'status' as const, status, message, ...(headers ? { headers } : {}) },
       replyKind: 'invalid' as const,
@@ -78,7 +110,15 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     if (!model) return invalid(400, 'model: Field required');
     const problem = dialect.problem(body, url);
     if (problem) return invalid(400, problem);
+    // As a provider does: the refusal plays no scripted reply, which waits for a request that fits.
+    const window = windows.of(model);
+    if (window !== undefined && request.tokens > window) return { reply: { kind: 'context_overflow', contextWindow: window }, replyKind: 'over_window' };
 
+    if (request.purpose === 'compact') {
+      const compaction = compactions.shift(model);
+      if (compaction) return { reply: compaction, replyKind: compaction.kind };
+      return { reply: { kind: 'text', text: defaultSummary(dialect, body) }, replyKind: 'summary' };
+    }
     const scripted = queues.shift(model);
     if (scripted) return { reply: scripted, replyKind: scripted.kind };
     if (model.startsWith('echo')) {
@@ -107,7 +147,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     const body = parsed?.ok ? parsed.value : read.ok ? read.text : undefined;
     const fields = isObject(body) ? body : {};
     const model = route.model ?? dialect.modelFromBody(fields) ?? '';
-    const { reply, replyKind } = chooseReply(dialect, url, read, parsed?.ok ? body : undefined, model);
+    const request = { purpose: isCompactionRequest(dialect, fields) ? ('compact' as const) : ('step' as const), tokens: requestTokens(read.ok ? body : '') };
+    const { reply, replyKind } = chooseReply(dialect, url, read, parsed?.ok ? body : undefined, model, request);
 
     const record = log.add({
       at,
@@ -119,6 +160,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       body,
       ...(read.ok ? { rawBody: read.text } : {}),
       replyKind,
+      ...request,
     });
     try {
       const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds });
@@ -151,7 +193,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     try {
       const url = new URL(req.url ?? '/', 'http://scripted-llm');
       if (url.pathname === CONTROL_PREFIX || url.pathname.startsWith(`${CONTROL_PREFIX}/`)) {
-        await handleControl(req, res, url, { queues, holds, log });
+        await handleControl(req, res, url, { queues, compactions, windows, holds, log });
         return;
       }
       for (const dialect of DIALECTS) {
@@ -199,8 +241,14 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     script(model, ...replies) {
       queues.push(model, parseReplies(model, replies));
     },
+    scriptCompaction(model, ...replies) {
+      compactions.push(model, parseReplies(model, replies));
+    },
     pending: (model) => queues.pending(model),
-    clear: (model) => queues.clear(model),
+    pendingCompactions: (model) => compactions.pending(model),
+    clear: (model) => queues.clear(model) + compactions.clear(model),
+    setContextWindow: (model, tokens) => windows.set(model, tokens),
+    contextWindow: (model) => windows.of(model),
     release: (model) => holds.release(model),
     requests: (filter) => log.list(filter),
     waitForRequests: (n, filter, timeoutMs) => log.waitFor(n, filter, timeoutMs),

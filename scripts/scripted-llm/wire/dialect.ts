@@ -38,6 +38,11 @@ export interface ErrorShape {
   code?: string;
 }
 
+/** A context-overflow error as the provider sends it: its HTTP status and the fields of its error body. */
+export interface ContextOverflow extends ErrorShape {
+  status: number;
+}
+
 /** Where a provider's request goes, read from the method and the URL alone. */
 export interface RouteMatch {
   /** The model when the URL names it (Gemini); otherwise it is read from the body. */
@@ -55,6 +60,16 @@ export interface Dialect {
   modelFromBody(body: Record<string, unknown>): string | undefined;
   /** The text of the last user message, for echo models. */
   lastUserText(body: Record<string, unknown>): string;
+  /**
+   * The text of the last text part of the request's last message when that message is the
+   * user's, else undefined: where a compaction request puts its instruction (a provider
+   * that merges consecutive user turns puts it after the turn's other text).
+   */
+  finalUserText(body: Record<string, unknown>): string | undefined;
+  /** How many messages (Gemini: contents) the request holds. */
+  messageCount(body: Record<string, unknown>): number;
+  /** The provider's own refusal of a request of `tokens` for a model whose window is `window` tokens. */
+  contextOverflow(tokens: number, window: number): ContextOverflow;
   streamHeaders(): OutgoingHttpHeaders;
   /** The frames of a reply. The body is passed for what it asks of the stream (OpenAI's `include_usage`). */
   frames(plan: StreamPlan, body: Record<string, unknown>): Frame[];

@@ -129,6 +129,22 @@ export const google: Dialect = {
     return '';
   },
 
+  finalUserText(body) {
+    const contents = Array.isArray(body.contents) ? (body.contents as Array<Record<string, unknown>>) : [];
+    const last = contents[contents.length - 1];
+    if (last === undefined || (last.role !== undefined && last.role !== 'user')) return undefined;
+    const parts = Array.isArray(last.parts) ? (last.parts as Array<Record<string, unknown>>).filter((p) => typeof p?.text === 'string') : [];
+    return parts[parts.length - 1]?.text as string | undefined;
+  },
+
+  messageCount(body) {
+    return Array.isArray(body.contents) ? body.contents.length : 0;
+  },
+
+  contextOverflow(tokens, window) {
+    return { status: 400, errorType: 'INVALID_ARGUMENT', message: `The input token count (${tokens}) exceeds the maximum number of tokens allowed (${window}).` };
+  },
+
   streamHeaders() {
     return { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
   },

@@ -93,6 +93,27 @@ export const openai: Dialect = {
     return '';
   },
 
+  finalUserText(body) {
+    const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
+    const last = messages[messages.length - 1];
+    if (last?.role !== 'user') return undefined;
+    if (typeof last.content === 'string') return last.content;
+    const parts = Array.isArray(last.content) ? (last.content as Array<Record<string, unknown>>).filter((p) => p?.type === 'text' && typeof p.text === 'string') : [];
+    return parts[parts.length - 1]?.text as string | undefined;
+  },
+
+  messageCount(body) {
+    return Array.isArray(body.messages) ? body.messages.length : 0;
+  },
+
+  contextOverflow(tokens, window) {
+    return {
+      status: 400,
+      code: 'context_length_exceeded',
+      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+    };
+  },
+
   streamHeaders() {
     return {
       'content-type': 'text/event-stream; charset=utf-8',
