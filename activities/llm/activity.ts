@@ -10,6 +10,7 @@ import type { SessionRetryPolicy } from '../../workflows/retry-policy';
 import { withMcpToolSpecs } from '../../workflows/tools/mcp-tools';
 import { isAbortError } from './abort-error';
 import { admitAfterLostAttempt, decideRetry } from './backoff';
+import { compactionAnswer, compactionMessages } from './compaction-request';
 import { LlmError } from './llm-error';
 import { LlmAttemptSpan } from './llm-spans';
 import { PROVIDER_STREAMS } from './providers';
@@ -86,7 +87,12 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             logDigest: input.logDigest,
           });
         }
-        const messages = conversationOf(events, provider);
+        const conversation = conversationOf(events, provider, {
+          currentTurn: input.turn,
+          ...(input.clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter: input.clearToolResultsAfter }),
+        });
+        const compacting = input.purpose === 'compact';
+        const messages = compacting ? compactionMessages(conversation) : conversation;
         span.sending(messages);
         // The MCP tools are those recorded in the log this call was scheduled with.
         const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages, model }, {
@@ -104,8 +110,9 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             beat.thinkingTail = p.thinking.slice(-TEXT_TAIL_CHARS);
           },
         });
+        const answer = compacting ? compactionAnswer(message, provider) : message;
         // Priced here, where the worker's table is: the workflow records what the call cost.
-        const priced = { ...message, costUsd: costOf(deps.prices ?? BUILTIN_PRICE_TABLE, input.model, message.usage) };
+        const priced = { ...answer, costUsd: costOf(deps.prices ?? BUILTIN_PRICE_TABLE, input.model, answer.usage) };
         span.answered(priced);
         return priced;
       } catch (error) {
