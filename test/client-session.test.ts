@@ -153,7 +153,7 @@ describe('npm run client -- history', () => {
     const result = await cli('history', session.workflowId, '--out', file);
     expect(result.code, result.stderr).toBe(0);
     const history = JSON.parse(await readFile(file, 'utf8')) as { events: { eventType: string }[] };
-    expect(result.stdout).toContain(`wrote ${history.events.length} events of ${session.workflowId} to ${file}`);
+    expect(result.stdout).toContain(`wrote ${history.events.length} events of ${session.workflowId} (run ${session.firstExecutionRunId}) to ${file}`);
     expect(history.events[0]?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED');
     expect(history.events.at(-1)?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     // Exactly what the README tells a user to do with the file.

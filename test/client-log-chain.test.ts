@@ -1,0 +1,123 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { endSession, sendAndWait, startSession } from '../client/sessions';
+import { workflowBundle } from '../scripts/local-agent';
+import { stateQuery } from '../workflows/api';
+import type { agentSession } from '../workflows/session';
+import type { SessionEvent } from '../workflows/session-log';
+import { clientEnvOf, useAgentHarness } from './support/agent-harness';
+import { runEntry } from './support/cli';
+import { useTempDir } from './support/temp-dir';
+
+const h = useAgentHarness();
+const dir = useTempDir('client-log-chain-');
+const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+const handle = (id: string, runId?: string) => h().client.workflow.getHandle<typeof agentSession>(id, runId);
+
+const TURNS = 8;
+const message = (turn: number) => `message number ${turn}`;
+
+/**
+ * A session that compacts before nearly every step (a 1000-token window, compacting at a
+ * tenth of it: the tool specs alone are more) and continues as new after 20 history
+ * events, so each run holds only the tail after the last compaction and the log is spread
+ * over several runs.
+ */
+async function longSession(): Promise<{ workflowId: string; firstRunId: string }> {
+  const session = await startSession(h().client, h().env, {
+    model: `anthropic:echo-log-chain-${Date.now()}`,
+    contextWindow: 1_000,
+    compactAt: 0.1,
+    continueAsNewAfterEvents: 20,
+    idleTimeoutMs: 300_000,
+  });
+  for (let turn = 1; turn <= TURNS; turn++) expect((await sendAndWait(session, message(turn))).status).toBe('completed');
+  return { workflowId: session.workflowId, firstRunId: session.firstExecutionRunId };
+}
+
+describe('a session log spread over several runs', () => {
+  let session: { workflowId: string; firstRunId: string } | undefined;
+  const long = async () => (session ??= await longSession());
+
+  it('log --json shows every event of every run once, in order, with the compactions, though the latest run holds only the tail', async () => {
+    const { workflowId } = await long();
+    const state = await handle(workflowId).query(stateQuery);
+    expect(state.runs).toBeGreaterThanOrEqual(2);
+    expect(state.firstSeq).toBeGreaterThan(0);
+    expect(state.continuedFromRunId).toBeDefined();
+
+    const result = await cli('log', workflowId, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const events = JSON.parse(result.stdout) as SessionEvent[];
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    expect(events).toHaveLength(state.events);
+    expect(events.flatMap((e) => (e.type === 'turn/start' ? [e.text] : []))).toEqual(Array.from({ length: TURNS }, (_, i) => message(i + 1)));
+    expect(events.filter((e) => e.type === 'turn/end' && e.status === 'completed')).toHaveLength(TURNS);
+    const compactions = events.filter((e) => e.type === 'context/compacted');
+    expect(compactions.length).toBeGreaterThanOrEqual(2);
+    // The latest run was carried the events after its last compaction's cut, seqs kept.
+    expect(state.firstSeq).toBeLessThanOrEqual((compactions.at(-1)?.throughSeq ?? 0) + 1);
+  });
+
+  it('log shows each compaction as one line with its tokens and where it cut', async () => {
+    const { workflowId } = await long();
+    const result = await cli('log', workflowId);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n').filter((line) => line.includes(' · compact · '));
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of lines) expect(line).toMatch(/^\s*\d+ {2}turn \d+ · compact · \d+ → \d+ tokens \(through event \d+\)$/);
+  });
+
+  it('fork --at an event of the first run gives a session with the log up to it, which goes on', async () => {
+    const { workflowId } = await long();
+    const cut = 4;
+    const result = await cli('fork', workflowId, '--at', String(cut), '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const fork = handle((JSON.parse(result.stdout) as { workflowId: string }).workflowId);
+    const forked = JSON.parse((await cli('log', fork.workflowId, '--json')).stdout) as SessionEvent[];
+    expect(forked.slice(0, cut + 1).map((e) => [e.seq, e.type])).toEqual([
+      [0, 'turn/start'],
+      [1, 'step/start'],
+      [2, 'assistant'],
+      [3, 'step/end'],
+      [4, 'turn/end'],
+    ]);
+    expect(await sendAndWait(fork, 'and now?')).toMatchObject({ status: 'completed', turn: 2 });
+    await endSession(fork);
+  });
+
+  it('fork of the whole log carries only the tail after the last compaction, and goes on from the next turn', async () => {
+    const { workflowId } = await long();
+    const result = await cli('fork', workflowId, '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const fork = handle((JSON.parse(result.stdout) as { workflowId: string }).workflowId);
+    const source = JSON.parse((await cli('log', workflowId, '--json')).stdout) as SessionEvent[];
+    const lastCompaction = source.filter((e) => e.type === 'context/compacted').at(-1);
+    const state = await fork.query(stateQuery);
+    expect(state.firstSeq).toBe((lastCompaction?.type === 'context/compacted' ? lastCompaction.throughSeq : -1) + 1);
+    expect(await sendAndWait(fork, 'still there?')).toMatchObject({ status: 'completed', turn: TURNS + 1 });
+    await endSession(fork);
+  });
+
+  it('history --all writes one history per run, first to last, and every one replays', async () => {
+    const { workflowId, firstRunId } = await long();
+    const file = path.join(dir(), 'chain.json');
+    const result = await cli('history', workflowId, '--out', file, '--all', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const { runs } = JSON.parse(result.stdout) as { runs: { runId: string; file: string; events: number }[] };
+    const state = await handle(workflowId).query(stateQuery);
+    expect(runs).toHaveLength(state.runs);
+    expect(runs[0]?.runId).toBe(firstRunId);
+    expect(runs.map((r) => path.basename(r.file))).toEqual(runs.map((_, i) => `chain.run-${i + 1}.json`));
+    const bundle = await workflowBundle();
+    for (const run of runs) {
+      const history = historyFromJSON(JSON.parse(await readFile(run.file, 'utf8')));
+      expect(history.events).toHaveLength(run.events);
+      await Worker.runReplayHistory({ workflowBundle: bundle }, history, workflowId);
+    }
+    await endSession(handle(workflowId));
+  });
+});
