@@ -5,6 +5,9 @@
  * agent's own provider adapters, so what is checked is what the agent sends and how it
  * classifies the answer.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_INSTRUCTION, compactionMessages } from '../activities/llm/compaction-request';
@@ -42,10 +45,10 @@ const CONVERSATION: Message[] = [
 const TOOLS = [{ name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }];
 
 /** A request through the agent's adapter for `provider`, as the LLM activity sends it. */
-function call(provider: ProviderId, model: string, messages: Message[], server: ScriptedLlm = llm): Promise<AssistantMessage> {
+function call(provider: ProviderId, model: string, messages: Message[], baseUrl = llm.url): Promise<AssistantMessage> {
   return PROVIDER_STREAMS[provider](
     { model, system: 'You are terse.', messages, tools: TOOLS, maxTokens: 256 },
-    { dispatcher, baseUrl: server.url, apiKey: 'scripted-key', signal: new AbortController().signal, idleTimeoutMs: 5_000 },
+    { dispatcher, baseUrl, apiKey: 'scripted-key', signal: new AbortController().signal, idleTimeoutMs: 5_000 },
   );
 }
 
@@ -191,9 +194,9 @@ describe('a configured context window', () => {
     try {
       const model = modelName('window-default');
       server.script(model, { kind: 'text', text: 'roomy' });
-      expect((await failureOf(call('anthropic', model, CONVERSATION, server))).type).toBe('context_overflow');
+      expect((await failureOf(call('anthropic', model, CONVERSATION, server.url))).type).toBe('context_overflow');
       server.setContextWindow(model, 100_000);
-      expect((await call('anthropic', model, CONVERSATION, server)).text).toBe('roomy');
+      expect((await call('anthropic', model, CONVERSATION, server.url)).text).toBe('roomy');
       server.setContextWindow(model, null);
       expect(server.contextWindow(model)).toBe(30);
     } finally {
@@ -260,4 +263,43 @@ describe('the control API for windows and compactions', () => {
     expect(bad.body.error).toMatch(/context window for model "ctl-bad" must be a positive whole number/);
     expect((await control('GET', '/_scripted/requests?purpose=chat')).status).toBe(400);
   });
+});
+
+describe('the command line', () => {
+  const start = (args: string[], env: Record<string, string> = {}) =>
+    spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', '0', ...args], {
+      cwd: new URL('..', import.meta.url).pathname,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+
+  it('gives every model the window of --context-window, or of SCRIPTED_LLM_CONTEXT_WINDOW', async () => {
+    for (const [args, env] of [[['--context-window', '40'], {}], [[], { SCRIPTED_LLM_CONTEXT_WINDOW: '40' }]] as const) {
+      const child = start([...args], env);
+      try {
+        const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+        const url = /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1] ?? '';
+        const res = await request(`${url}/_scripted/any-model`, { method: 'GET', dispatcher });
+        expect(await res.body.json()).toMatchObject({ contextWindow: 40 });
+        const error = await failureOf(call('anthropic', 'any-model', CONVERSATION, url));
+        expect(error.type).toBe('context_overflow');
+      } finally {
+        child.kill('SIGKILL');
+      }
+    }
+  }, 20_000);
+
+  it('stops with one line naming the flag when the window is not a positive whole number', async () => {
+    for (const [args, env, flag] of [
+      [['--context-window', 'big'], {}, '--context-window'],
+      [[], { SCRIPTED_LLM_CONTEXT_WINDOW: '0' }, 'SCRIPTED_LLM_CONTEXT_WINDOW'],
+    ] as const) {
+      const child = start([...args], env);
+      const exited = once(child, 'exit');
+      let stderr = '';
+      child.stderr!.on('data', (chunk) => (stderr += chunk));
+      expect((await exited)[0]).toBe(1);
+      expect(stderr.trim()).toMatch(new RegExp(`^scripted LLM: ${flag}: `));
+    }
+  }, 20_000);
 });
