@@ -34,3 +34,6 @@ export { listSessions, ListStatusSchema, sessionsQuery, type ListOptions, type L
 export { describeProgress, followProgress, pendingActivities, readProgress, type ActivityProgress, type Progress } from './progress';
 export { watchSession, type WatchEndReason, type WatchItem, type WatchOptions } from './watch';
 export { formatConversation, formatEvent } from './output';
+export { readForkTail, readLogChain, readSessionLog, temporalSessionRuns, type LogRange, type SessionRun, type SessionRuns } from './log-chain';
+export { loadModelWindows } from './models-file';
+export { allRunHistories, runHistory, type RunHistory } from './run-histories';

@@ -21,7 +21,8 @@ environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TE
   TEMPORAL_TLS, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH,
   TEMPORAL_TLS_SERVER_NAME, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (temporal.toml, as the temporal CLI),
   AGENT_TASK_QUEUE (agent), AGENT_MODEL (anthropic:claude-sonnet-4-5), TEMPORAL_UI_URL (http://localhost:8233),
-  AGENT_MAX_STEPS, AGENT_MAX_TOKENS and AGENT_TOOLS (defaults of start and run: see start --help)`;
+  AGENT_MAX_STEPS, AGENT_MAX_TOKENS and AGENT_TOOLS (defaults of start and run: see start --help),
+  AGENT_MODELS_FILE (JSON of model context windows over the built-in table: see start --help, --context-window)`;
 
 async function main(argv: string[], signal: AbortSignal): Promise<number> {
   const [name, ...rest] = argv;

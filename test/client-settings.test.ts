@@ -213,6 +213,26 @@ describe('the settings in force', () => {
     expect(h().llm.requests({ model })).toHaveLength(2);
   });
 
+  it('reports the compaction settings: the flags given, the window from AGENT_MODELS_FILE for a model it knows, none for a model nobody knows', async () => {
+    const flagged = await runJson(['--prompt', 'hi', '--model', `anthropic:echo-${newModel('compact')}`, '--context-window', '5000', '--compact-at', '0.5', '--clear-tool-results-after', '3']);
+    expect(flagged.settings).toMatchObject({ contextWindow: 5_000, compactAt: 0.5, clearToolResultsAfter: 3 });
+
+    const known = `echo-${newModel('known-window')}`;
+    const modelsFile = path.join(workspace(), 'models.json');
+    await writeFile(modelsFile, JSON.stringify({ [`openai:${known}`]: { contextWindow: 12_000, maxOutputTokens: 2_000 } }));
+    const fromFile = await runJson(['--prompt', 'hi', '--model', `openai:${known}`, '--keep'], { AGENT_MODELS_FILE: modelsFile });
+    expect(fromFile.settings).toMatchObject({ contextWindow: 12_000, compactAt: 0.75 });
+    expect(await handle(fromFile.workflowId).query(stateQuery)).toMatchObject({ contextWindow: 12_000, compactAt: 0.75 });
+    await handle(fromFile.workflowId).terminate('test cleanup');
+
+    const unknown = await runJson(['--prompt', 'hi', '--model', `openai:echo-${newModel('unknown-window')}`, '--keep'], { AGENT_MODELS_FILE: modelsFile });
+    expect(unknown.settings).toMatchObject({ compactAt: 0.75 });
+    expect(unknown.settings).not.toHaveProperty('contextWindow');
+    expect(unknown.settings).not.toHaveProperty('clearToolResultsAfter');
+    expect((await handle(unknown.workflowId).query(stateQuery)).contextWindow).toBeNull();
+    await handle(unknown.workflowId).terminate('test cleanup');
+  });
+
   it('start takes the same flags: the session runs with them', async () => {
     const result = await cli(['start', '--model', `anthropic:echo-${newModel('start')}`, '--max-steps', '12', '--tools', 'write_file', '--json']);
     expect(result.code, result.stderr).toBe(0);

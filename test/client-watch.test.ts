@@ -123,6 +123,23 @@ describe('npm run client -- watch', () => {
     await session.terminate('test cleanup');
   });
 
+  it("says once that a session whose model's window is unknown does not compact, and says nothing of a session with a window", async () => {
+    const unknown = await start(`echo-${newModel('no-window')}`);
+    await (await sendMessage(unknown, 'hi')).outcome;
+    const told = await runEntry('client/main.ts', ['watch', unknown.workflowId, '--until-idle'], env());
+    expect(told.code, told.stderr).toBe(0);
+    const notice = 'context window unknown for ';
+    expect(told.stderr.split('\n').filter((line) => line.startsWith(notice))).toEqual([expect.stringMatching(/^context window unknown for anthropic:echo-watch-no-window-\S+: no compaction \(set --context-window N\)$/)]);
+    const asJson = await runEntry('client/main.ts', ['watch', unknown.workflowId, '--until-idle', '--json'], env());
+    expect(asJson.stdout.trim().split('\n').map((line) => JSON.parse(line) as WatchItem).find((i) => i.type === 'progress')).toMatchObject({ contextWindow: null, model: expect.stringMatching(/^anthropic:echo-/) });
+
+    const known = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('window')}`, contextWindow: 50_000, idleTimeoutMs: 120_000 });
+    const quiet = await runEntry('client/main.ts', ['watch', known.workflowId, '--until-idle'], env());
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).not.toContain('context window unknown');
+    await Promise.all([unknown.terminate('test cleanup'), known.terminate('test cleanup')]);
+  });
+
   it('says in one line, exit code 1, that a session id is unknown', async () => {
     const result = await runEntry('client/main.ts', ['watch', 'session-that-never-was'], env());
     expect(result.code).toBe(1);

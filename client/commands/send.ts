@@ -1,7 +1,7 @@
 import { SendMessageSchema, stateQuery } from '../../workflows/api';
 import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';
-import { readLog } from '../sessions';
+import { readSessionLog } from '../log-chain';
 import { sendMessage, turnMessages } from '../turn-control';
 import { watchSession } from '../watch';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
@@ -41,7 +41,8 @@ export const sendCommand: Command = {
       if (ended === 'closed') throw new Error(`session ${id} closed before the turn ended`);
       const outcome = await sent.outcome;
       if (values.json) {
-        const events = await readLog(handle);
+        // The log from before this message on: the turn is in it, and a long session's earlier runs are not read.
+        const events = await readSessionLog(client.workflow, id, { fromSeq });
         printJson({
           workflowId: id,
           turn: outcome.turn,
