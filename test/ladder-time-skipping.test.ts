@@ -8,13 +8,18 @@
  * call is written to history, so each rung is measured by a session whose call succeeds
  * on the attempt after it: k failures, then an answer, puts the end of the k-th wait on
  * the record. The jitter source is pinned at 0.5, so each wait is exactly 3/4 of its rung.
+ *
+ * A retry after a LOST attempt (its worker restarted mid-call) waits the same: Temporal
+ * the rung's lower half, then the retried attempt the random rest, which passes in server
+ * time as that attempt runs (the test server does not skip time while an activity runs).
  */
 import { WorkflowUpdateStage } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, startSession, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, type SessionInput } from '../workflows/api';
-import { DEFAULT_RETRY_POLICY } from '../workflows/retry-policy';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../workflows/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
 import { eventually } from './support/eventually';
 import { startTimeSkippingAgent, type TimeSkippingAgent } from './support/time-skipping-agent';
@@ -55,6 +60,10 @@ interface Run {
   turn: TurnResult;
   /** On the server's clock: from scheduling the LLM call to the start of its last attempt. */
   lastAttemptAfterMs: number;
+  /** On the server's clock: when the last attempt started. */
+  lastAttemptStartedAt: number;
+  /** On the server's clock: from the start of the last attempt to its end. */
+  lastAttemptRanMs: number;
   attempts: number;
 }
 
@@ -71,11 +80,15 @@ async function run(name: string, replies: ScriptedReply[], input: Partial<Sessio
   const events = (await session.fetchHistory()).events ?? [];
   const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callLlm');
   const started = events.find((e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === scheduled?.eventId?.toString());
+  const ended = events.find((e) => e.activityTaskCompletedEventAttributes?.startedEventId?.toString() === started?.eventId?.toString() || e.activityTaskFailedEventAttributes?.startedEventId?.toString() === started?.eventId?.toString());
+  const startedAt = optionalTsToMs(started?.eventTime) ?? NaN;
   return {
     model,
     workflowId: session.workflowId,
     turn,
-    lastAttemptAfterMs: (optionalTsToMs(started?.eventTime) ?? NaN) - (optionalTsToMs(scheduled?.eventTime) ?? NaN),
+    lastAttemptAfterMs: startedAt - (optionalTsToMs(scheduled?.eventTime) ?? NaN),
+    lastAttemptStartedAt: startedAt,
+    lastAttemptRanMs: (optionalTsToMs(ended?.eventTime) ?? NaN) - startedAt,
     attempts: started?.activityTaskStartedEventAttributes?.attempt ?? 0,
   };
 }
@@ -124,6 +137,59 @@ describe('the default ladder on the server clock (time skipping)', () => {
     expect(r.turn.status).toBe('completed');
     // An instant is read against the worker's clock, a moment after the test wrote it.
     near(r.lastAttemptAfterMs, 40_000, 'the stated wait', OVER_MS);
+  });
+
+  it('waits the same equal jitter after a lost attempt: Temporal the lower half of the rung, the retried attempt the random rest before its request', async () => {
+    // An 8 s first rung: at the pinned jitter the wait is 6 s, Temporal's 4 s floor and then
+    // 2 s that the retried attempt waits itself (in server time that passes as it runs).
+    const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 8_000 };
+    let lostFrom = NaN;
+    let lostBy = NaN;
+    const r = await run('lost', [{ kind: 'text', text: 'never finished', hold: true, holdTimeoutMs: 60_000 }, ok], { retryPolicy: policy }, async (_id, model) => {
+      await a.llm.waitForRequests(1, { model });
+      // The attempt is lost to its worker's shutdown, somewhere between these two instants.
+      lostFrom = await a.env.currentTimeMs();
+      await a.restartWorker();
+      lostBy = await a.env.currentTimeMs();
+    });
+    expect(r.turn.status).toBe('completed');
+    expect(r.attempts).toBe(2);
+    expect(a.llm.requests({ model: r.model })).toHaveLength(2);
+    // Temporal's wait: at least its 4 s floor after the earliest the attempt can have been
+    // lost, and no more than that after the latest (the full rung, 8 s, is far past it).
+    expect(r.lastAttemptStartedAt - lostFrom, 'from the lost attempt to the retry').toBeGreaterThanOrEqual(4_000 - UNDER_MS);
+    expect(r.lastAttemptStartedAt - lostBy, 'from the lost attempt to the retry').toBeLessThanOrEqual(4_000 + OVER_MS);
+    // The retried attempt's own wait, on the server clock: the jitter's 2 s, then one short request.
+    near(r.lastAttemptRanMs, 2_000, 'the retried attempt, its jitter wait and its request');
+  });
+
+  it('ends cancelled, before any request, when the turn is cancelled during the jitter wait of a retry after a lost attempt', async () => {
+    // A 40 s rung: Temporal's 20 s floor passes skipped, then the retried attempt waits 10 s
+    // itself, heartbeating; the cancel reaches it at its next heartbeat, long before that.
+    const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 40_000, maxDelayMs: 40_000 };
+    const r = await run('lost-cancel', [{ kind: 'text', text: 'never finished', hold: true, holdTimeoutMs: 60_000 }, ok], { retryPolicy: policy }, async (id, model) => {
+      await a.llm.waitForRequests(1, { model });
+      await a.restartWorker();
+      // Awaiting the result lets the server skip Temporal's floor; the attempt then runs.
+      const skipping = a.env.client.workflow.result(id).catch(() => undefined);
+      await eventually('the retried attempt to start its wait', async () => {
+        const pending = (await a.env.client.workflow.getHandle(id).describe()).raw.pendingActivities?.[0];
+        return pending?.attempt === 2 && pending.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED ? true : undefined;
+      });
+      expect(a.llm.requests({ model })).toHaveLength(1);
+      await a.env.client.workflow.getHandle(id).executeUpdate(cancelTurnUpdate);
+      await skipping;
+    });
+    expect(r.turn).toMatchObject({ status: 'cancelled', failure: { type: 'cancelled' } });
+    expect(a.llm.requests({ model: r.model })).toHaveLength(1);
+    const events = (await a.env.client.workflow.getHandle(r.workflowId).fetchHistory()).events ?? [];
+    expect(events.some((e) => e.activityTaskFailedEventAttributes)).toBe(false);
+    // The test server records the cancel of a running attempt without its start event: the
+    // attempt is timed from the cancel request to the cancel, both on the server clock. It
+    // left its 10 s wait within a heartbeat of the request, not when the wait was over.
+    const at = (pick: (e: (typeof events)[number]) => unknown) => optionalTsToMs(events.find(pick)?.eventTime) ?? NaN;
+    const tookMs = at((e) => e.activityTaskCanceledEventAttributes) - at((e) => e.activityTaskCancelRequestedEventAttributes);
+    expect(tookMs, `from the cancel request to the cancel: ${tookMs} ms`).toBeLessThan(5_000);
   });
 
   it('ends cancelled, never failed, when the turn is cancelled during a backoff wait, and makes no further attempt', async () => {

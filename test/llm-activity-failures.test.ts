@@ -31,6 +31,9 @@ afterAll(async () => {
 
 const run = { workflowId: 'session-unit', runId: 'run-unit' };
 
+/** Attempt 1 heartbeated and then went silent: its details carry no failed attempt. */
+const lostAttemptDetails = { attempt: 1, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
+
 /** A session log of one user message, held in the worker's copy, so the activity reads it without a Query. */
 function sessionLog(cache: SessionLogCache): { uptoSeq: number; logDigest: string } {
   const log = new SessionLog();
@@ -39,9 +42,9 @@ function sessionLog(cache: SessionLogCache): { uptoSeq: number; logDigest: strin
   return { uptoSeq: log.length, logDigest: log.digest };
 }
 
-function depsWith(logCache: SessionLogCache): LlmActivityDeps {
+function depsWith(logCache: SessionLogCache, random?: () => number): LlmActivityDeps {
   const endpoint = { baseUrl: llm.url, apiKey: 'unit-key' };
-  return { dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache };
+  return { dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache, ...(random ? { random } : {}) };
 }
 
 /** The worker's client as the activity sees it: only the session's Query, answered by `query`. */
@@ -110,6 +113,41 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
       (e: unknown) => e,
     );
     expect(error).toMatchObject({ type: 'network_error', nonRetryable: true, message: expect.stringContaining('not retried: retry_off') });
+    expect(llm.requests({ model })).toHaveLength(0);
+  });
+
+  it('waits the random rest of the rung after a lost attempt before its request: Temporal waited the floor, jitter 1 adds the other half', async () => {
+    const model = `lost-attempt-jitter-${Date.now()}`;
+    llm.script(model, { kind: 'text', text: 'after the jitter' });
+    const cache = new SessionLogCache(1024 * 1024);
+    // Retry 1 of a 2 s rung: Temporal waited 1 s, the activity waits the other 1 s at jitter 1.
+    const slow = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 2_000 };
+    const env = environment(() => Promise.resolve(slow), { attempt: 2, heartbeatDetails: lostAttemptDetails });
+    const started = Date.now();
+    const message: AssistantMessage = await env.run(createLlmActivities(depsWith(cache, () => 1)).callLlm, { ...input(model, sessionLog(cache)), retryPolicy: slow });
+    expect(message.text).toBe('after the jitter');
+    const [request] = llm.requests({ model });
+    expect(request!.at - started).toBeGreaterThanOrEqual(1_000 - 20);
+    expect(request!.at - started).toBeLessThan(1_000 + 1_000);
+  });
+
+  it('leaves as cancelled, before any request, when the cancel arrives during that wait', async () => {
+    const model = `lost-attempt-cancel-${Date.now()}`;
+    llm.script(model, { kind: 'text', text: 'should not be asked' });
+    const cache = new SessionLogCache(1024 * 1024);
+    const asked = barrier();
+    const env = environment(() => {
+      asked.open();
+      return Promise.resolve(DEFAULT_RETRY_POLICY);
+    }, { attempt: 4, heartbeatDetails: lostAttemptDetails });
+    // Retry 3 of the default ladder at jitter 1: 2 s more after Temporal's 2 s.
+    const call = env.run(createLlmActivities(depsWith(cache, () => 1)).callLlm, input(model, sessionLog(cache)));
+    // Admitted by the live policy; one turn of the event loop later it is in the wait.
+    await asked.wait();
+    await new Promise((resolve) => setImmediate(resolve));
+    env.cancel();
+    const error = await call.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(CancelledFailure);
     expect(llm.requests({ model })).toHaveLength(0);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs, decideRetry, type RetryInput } from '../activities/llm/backoff';
+import { admitAfterLostAttempt, backoffDelayMs, decideRetry, fallbackIntervalMs, type AdmissionInput, type RetryInput } from '../activities/llm/backoff';
 import { LlmError } from '../activities/llm/llm-error';
 import type { LlmErrorType } from '../workflows/errors';
 import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type RetryPolicy } from '../workflows/retry-policy';
@@ -187,5 +187,39 @@ describe('decideRetry', () => {
       const smallest = RetryPolicySchema.parse({ maxRetries: 1, baseDelayMs: 100, maxDelayMs: 100, budgetMs: 1_000, maxServerWaitMs: 0 });
       expect(decide({ policy: smallest, random: fixed(0) })).toEqual({ retry: true, delayMs: 50 });
     });
+  });
+});
+
+describe('a retry after a lost attempt (Temporal waited its fallback interval, the jitter\'s floor)', () => {
+  const admit = (over: Partial<AdmissionInput> = {}) =>
+    admitAfterLostAttempt({ policy, scheduledPolicy: policy, attempt: 2, firstFailureAtMs: 1_000_000, nowMs: 1_000_000, random: fixed(0.5), ...over });
+
+  it('Temporal waits the lower half of each rung of the default ladder: 0.5, 1, 2, 4, 8 s, then 15 s', () => {
+    expect(Array.from({ length: 10 }, (_, i) => fallbackIntervalMs(i + 1, policy))).toEqual([500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000, 15_000, 15_000]);
+    expect(fallbackIntervalMs(3, null)).toBe(2_000);
+  });
+
+  it('waits the random upper half itself, so floor plus wait is the jittered delay of an ordinary retry', () => {
+    for (const [retry, r] of [[1, 0], [1, 0.5], [1, 1], [3, 0.25], [6, 0.9], [10, 1]] as const) {
+      const admission = admit({ attempt: retry + 1, random: fixed(r) });
+      expect(admission.admit && fallbackIntervalMs(retry, policy) + admission.waitMs).toBe(Math.ceil(backoffDelayMs(retry, policy, fixed(r))));
+    }
+    expect(admit({ attempt: 7, random: fixed(1) })).toEqual({ admit: true, waitMs: 15_000 });
+    expect(admit({ attempt: 7, random: fixed(0) })).toEqual({ admit: true, waitMs: 0 });
+  });
+
+  it('follows the live policy\'s rung above what Temporal waited for the scheduled one', () => {
+    const slower: RetryPolicy = { ...policy, baseDelayMs: 4_000 };
+    // Temporal waited 500 ms (the default's floor); the live rung is 4 s, 3 s at this jitter.
+    expect(admit({ policy: slower, random: fixed(0.5) })).toEqual({ admit: true, waitMs: 2_500 });
+  });
+
+  it('stops by the live policy before any wait: retries off, the retry count, the budget judged at the end of the wait', () => {
+    expect(admit({ policy: null })).toEqual({ admit: false, reason: 'retry_off' });
+    expect(admit({ attempt: 12 })).toEqual({ admit: false, reason: 'max_retries' });
+    expect(admit({ attempt: 11 }).admit).toBe(true);
+    // Retry 6 at jitter 1 waits 15 s more: 225 s after the first failure ends at the budget, 1 ms more is past it.
+    expect(admit({ attempt: 7, random: fixed(1), nowMs: 1_000_000 + 225_000 })).toEqual({ admit: true, waitMs: 15_000 });
+    expect(admit({ attempt: 7, random: fixed(1), nowMs: 1_000_000 + 225_001 })).toEqual({ admit: false, reason: 'budget_exhausted' });
   });
 });

@@ -29,12 +29,12 @@ describe('the retry policy', () => {
     expect(temporalRetryPolicyFor({ ...DEFAULT_RETRY_POLICY, maxRetries: 2 }).maximumAttempts).toBe(RETRY_LIMITS.maxRetries.max + 1);
   });
 
-  it('gives Temporal 11 attempts and every never-retried type as nonRetryableErrorTypes for the default ladder', () => {
+  it('gives Temporal 11 attempts, the lower half of each rung (its jitter floor) for a lost attempt, and every never-retried type as nonRetryableErrorTypes for the default ladder', () => {
     expect(temporalRetryPolicyFor(DEFAULT_RETRY_POLICY)).toEqual({
       maximumAttempts: 11,
-      initialInterval: 1_000,
+      initialInterval: 500,
       backoffCoefficient: 2,
-      maximumInterval: 30_000,
+      maximumInterval: 15_000,
       nonRetryableErrorTypes: ['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded', 'content_blocked', 'PayloadsTooLarge'],
     });
     expect(NON_RETRYABLE_LLM_ERROR_TYPES).toHaveLength(6);

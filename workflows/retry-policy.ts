@@ -61,16 +61,25 @@ export type SessionRetryPolicy = RetryPolicy | null;
  * non-retryable failure carrying its reason (retries off, count, budget, too-long waits),
  * by the session's live policy. So Temporal allows as many attempts as any policy may:
  * a policy raised while the call runs (`off` to `default`) is not capped by the one it
- * was scheduled with. The intervals only time the retry after a lost attempt (worker
- * gone, heartbeat timeout), which the activity then admits or stops by the live policy.
+ * was scheduled with.
+ *
+ * The intervals only time the retry after a LOST attempt (worker gone, heartbeat
+ * timeout), which never reaches the activity's own ladder. Temporal knows no jitter, so
+ * it is given the lower half of each rung (the rung's floor under equal jitter: 0.5, 1,
+ * 2, 4, 8 s, then 15 s by default) and the retried attempt waits the random upper half
+ * itself before it sends anything (activities/llm/backoff.ts): a fleet of workers that
+ * lost their attempts together does not come back together.
  */
 export function temporalRetryPolicyFor(policy: SessionRetryPolicy) {
   const intervals = policy ?? DEFAULT_RETRY_POLICY;
   return {
     maximumAttempts: RETRY_LIMITS.maxRetries.max + 1,
-    initialInterval: intervals.baseDelayMs,
+    initialInterval: lowerHalf(intervals.baseDelayMs),
     backoffCoefficient: 2,
-    maximumInterval: intervals.maxDelayMs,
+    maximumInterval: lowerHalf(intervals.maxDelayMs),
     nonRetryableErrorTypes: [...NON_RETRYABLE_LLM_ERROR_TYPES, SDK_PAYLOADS_TOO_LARGE],
   };
 }
+
+/** Whole milliseconds, rounded down: Temporal never waits longer than the jitter's floor. */
+const lowerHalf = (ms: number) => Math.floor(ms / 2);

@@ -75,7 +75,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         const run = ctx.info.workflowExecution;
         // A standalone activity execution has no session to read the conversation from.
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
-        if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now());
+        if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now(), random);
         const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
         const { settings, events, matched } = await deps.logCache.read(run, input.uptoSeq, input.logDigest, {
           settings: () => session.query(llmSettingsQuery),
@@ -189,14 +189,20 @@ function serverClock(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): 
  * A retry Temporal scheduled after an attempt that was lost (worker gone, heartbeat
  * timeout): Temporal waited on its fallback policy, which knows neither the live policy
  * nor the budget, so the ladder decides here whether this attempt may go out at all.
+ * Temporal's wait was only the jitter's floor; the random rest of the rung is waited
+ * here, heartbeating (the ticker runs) and cancellable: a cancel during it leaves as a
+ * cancel, before any request.
  */
-async function admitRetryOfLostAttempt(ctx: Context, input: LlmCallInput, beat: LlmBookkeeping, nowMs: number): Promise<void> {
+async function admitRetryOfLostAttempt(ctx: Context, input: LlmCallInput, beat: LlmBookkeeping, nowMs: number, random: () => number): Promise<void> {
   const firstFailureAtMs = beat.firstFailureAt ?? ctx.info.scheduledTimestampMs;
   beat.firstFailureAt = firstFailureAtMs;
   const policy = await livePolicy(ctx, input);
   if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the LLM call was cancelled');
-  const admission = admitAfterLostAttempt({ policy, attempt: ctx.info.attempt, firstFailureAtMs, nowMs });
-  if (admission.admit) return;
+  const admission = admitAfterLostAttempt({ policy, scheduledPolicy: input.retryPolicy, attempt: ctx.info.attempt, firstFailureAtMs, nowMs, random });
+  if (admission.admit) {
+    if (admission.waitMs > 0) await ctx.sleep(admission.waitMs);
+    return;
+  }
   const details: LlmFailureDetails = { provider: parseModelRef(input.model).provider, stopReason: admission.reason };
   throw ApplicationFailure.create({
     type: LOST_ATTEMPT_TYPE,

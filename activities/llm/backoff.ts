@@ -1,5 +1,5 @@
 import type { RetryStopReason } from '../../workflows/errors';
-import type { RetryPolicy, SessionRetryPolicy } from '../../workflows/retry-policy';
+import { temporalRetryPolicyFor, type RetryPolicy, type SessionRetryPolicy } from '../../workflows/retry-policy';
 import type { LlmError } from './llm-error';
 
 /**
@@ -75,25 +75,42 @@ function clamp01(x: number): number {
 }
 
 export interface AdmissionInput {
+  /** The session's policy now. */
   policy: SessionRetryPolicy;
+  /** The policy the call was scheduled with: Temporal's fallback intervals came from it. */
+  scheduledPolicy: SessionRetryPolicy;
   /** The attempt about to run, 1-based: retry `attempt − 1`. */
   attempt: number;
   firstFailureAtMs: number;
   nowMs: number;
+  random: () => number;
 }
+
+export type AdmissionDecision = { admit: true; waitMs: number } | { admit: false; reason: RetryStopReason };
 
 /**
  * Whether an attempt may run after its predecessor was lost without reaching the
  * activity's own failure path (its worker died, or it went silent past the heartbeat
- * timeout). Temporal scheduled this retry on its own fallback policy, so the ladder's
- * rules are applied here, before any request goes out: the live policy, the retry count,
- * and the budget measured from the first failure. Temporal has already waited, so there
- * is no delay to compute.
+ * timeout), and how much longer it must wait first. Temporal scheduled this retry on its
+ * own fallback policy, so the ladder's rules are applied here, before any request goes
+ * out: the live policy, the retry count, and the budget measured from the first failure.
+ *
+ * Temporal waited only the jitter's floor (`fallbackIntervalMs`); `waitMs` is the rest of
+ * the ladder's jittered delay, so the retry follows the same equal jitter as one after an
+ * ordinary failure. The budget is judged on the end of that wait, as `decideRetry` does.
  */
-export function admitAfterLostAttempt(input: AdmissionInput): { admit: true } | { admit: false; reason: RetryStopReason } {
-  const { policy, attempt, firstFailureAtMs, nowMs } = input;
+export function admitAfterLostAttempt(input: AdmissionInput): AdmissionDecision {
+  const { policy, scheduledPolicy, attempt, firstFailureAtMs, nowMs, random } = input;
   if (policy === null) return { admit: false, reason: 'retry_off' };
-  if (attempt - 1 > policy.maxRetries) return { admit: false, reason: 'max_retries' };
-  if (nowMs - firstFailureAtMs > policy.budgetMs) return { admit: false, reason: 'budget_exhausted' };
-  return { admit: true };
+  const retry = attempt - 1;
+  if (retry > policy.maxRetries) return { admit: false, reason: 'max_retries' };
+  const waitMs = Math.max(0, Math.ceil(backoffDelayMs(retry, policy, random) - fallbackIntervalMs(retry, scheduledPolicy)));
+  if (nowMs + waitMs - firstFailureAtMs > policy.budgetMs) return { admit: false, reason: 'budget_exhausted' };
+  return { admit: true, waitMs };
+}
+
+/** What Temporal's fallback policy waits before retry `retry` (1-based), as Temporal computes it. */
+export function fallbackIntervalMs(retry: number, scheduledPolicy: SessionRetryPolicy): number {
+  const { initialInterval, backoffCoefficient, maximumInterval } = temporalRetryPolicyFor(scheduledPolicy);
+  return Math.min(initialInterval * backoffCoefficient ** Math.max(0, retry - 1), maximumInterval);
 }

@@ -23,6 +23,12 @@ export interface TimeSkippingAgent {
   env: TestWorkflowEnvironment;
   llm: ScriptedLlm;
   workerEnv: WorkerEnv;
+  /**
+   * Stops the worker and starts a new one on the same task queue: a running attempt is
+   * cancelled by the shutdown and reported as a worker failure, never through the
+   * activity's own ladder, so its retry is one after a LOST attempt.
+   */
+  restartWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,7 +43,8 @@ export async function startTimeSkippingAgent(options: { random: () => number }):
   const llm = await startScriptedLlm();
   // The ladder is provider-independent (the three adapters' retries are proved on the dev
   // server): one provider is enough here.
-  const workerEnv = parseWorkerEnv({ AGENT_TASK_QUEUE: `ladder-${randomUUID()}`, ANTHROPIC_BASE_URL: llm.url, ANTHROPIC_API_KEY: 'test-anthropic-key' });
+  // A short shutdown grace: a restart loses the running attempt at once instead of waiting for it.
+  const workerEnv = parseWorkerEnv({ AGENT_TASK_QUEUE: `ladder-${randomUUID()}`, ANTHROPIC_BASE_URL: llm.url, ANTHROPIC_API_KEY: 'test-anthropic-key', AGENT_SHUTDOWN_GRACE_MS: '100' });
   const dispatcher = new Agent();
   const logCache = logCacheFor(workerEnv);
   const endpoint = (baseUrl: string, apiKey: string | undefined) => ({ baseUrl, apiKey });
@@ -52,23 +59,38 @@ export async function startTimeSkippingAgent(options: { random: () => number }):
     logCache,
     random: options.random,
   });
-  const worker: Worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace,
-    env: workerEnv,
-    dispatcher,
-    logCache,
-    workflowBundle: await workflowBundle(),
-    activityOverrides: { callLlm },
-  });
-  const running = worker.run();
+  const bundle = await workflowBundle();
+  const start = async () => {
+    const worker: Worker = await createAgentWorker({
+      connection: env.nativeConnection,
+      namespace,
+      env: workerEnv,
+      dispatcher,
+      logCache,
+      workflowBundle: bundle,
+      activityOverrides: { callLlm },
+      // No sticky queues: the test server never moves a Query off the sticky queue of a
+      // worker that stopped, so after a restart the activity's Query for the live policy
+      // would wait for the old worker forever (the real server falls back to the shared queue).
+      overrides: { maxCachedWorkflows: 0 },
+    });
+    return { worker, running: worker.run() };
+  };
+  let current = await start();
+  const stop = async () => {
+    current.worker.shutdown();
+    await current.running;
+  };
   return {
     env,
     llm,
     workerEnv,
+    async restartWorker() {
+      await stop();
+      current = await start();
+    },
     async close() {
-      worker.shutdown();
-      await running;
+      await stop();
       await dispatcher.close();
       await llm.close();
       await env.teardown();
