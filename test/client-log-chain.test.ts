@@ -97,7 +97,10 @@ describe('a session log spread over several runs', () => {
     const source = JSON.parse((await cli('log', workflowId, '--json')).stdout) as SessionEvent[];
     const lastCompaction = source.filter((e) => e.type === 'context/compacted').at(-1);
     const state = await fork.query(stateQuery);
-    expect(state.firstSeq).toBe((lastCompaction?.type === 'context/compacted' ? lastCompaction.throughSeq : -1) + 1);
+    const firstSeq = (lastCompaction?.type === 'context/compacted' ? lastCompaction.throughSeq : -1) + 1;
+    expect(state.firstSeq).toBe(firstSeq);
+    const printed = await cli('log', fork.workflowId);
+    expect(printed.stdout.split('\n')[0]).toBe(`(the log starts at event ${firstSeq}: the events before it are in ${workflowId}, which this session was forked from)`);
     expect(await sendAndWait(fork, 'still there?')).toMatchObject({ status: 'completed', turn: TURNS + 1 });
     await endSession(fork);
   });

@@ -1,4 +1,5 @@
 import { dim, formatEvent } from '../output';
+import { stateQuery } from '../../workflows/api';
 import { readLog } from '../sessions';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
 
@@ -13,10 +14,18 @@ export const logCommand: Command = {
     const { values, positionals } = parseCommandArgs(this, argv, {}, ['<id>']);
     const [id = ''] = positionals;
     return withClient(env, async (client) => {
-      const events = await patiently(env, readLog(sessionHandle(client, id)));
+      const handle = sessionHandle(client, id);
+      const events = await patiently(env, readLog(handle));
       if (values.json) {
         printJson(events);
         return 0;
+      }
+      const firstSeq = events[0]?.seq ?? 0;
+      if (firstSeq > 0) {
+        // A fork is given its source's log from the last compaction before the cut on: the rest is the source's.
+        const { forkedFrom } = await patiently(env, handle.query(stateQuery));
+        const source = forkedFrom ? ` are in ${forkedFrom.workflowId}, which this session was forked from` : ' are not in this session';
+        console.log(dim(`(the log starts at event ${firstSeq}: the events before it${source})`));
       }
       const width = String(events.at(-1)?.seq ?? 0).length;
       for (const event of events) {
