@@ -52,24 +52,54 @@ describe('a long session continues as new', () => {
 });
 
 describe('a session whose log outgrows what one run can carry', () => {
-  it('ends with payload_too_large instead of growing history until Temporal terminates it, and stays readable', async () => {
-    const model = `can-big-${Date.now()}`;
+  /** A session forked from one whose first turn is 1.6 MB: its log is more than one run may carry. */
+  async function bigSession(model: string) {
     h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'ok' });
-    const huge = 'x'.repeat(1_600_000);
-    const session = await startSession(h().client, h().env, {
+    return startSession(h().client, h().env, {
       model: `anthropic:${model}`,
       continueAsNewAfterEvents: 20,
       idleTimeoutMs: 120_000,
       fork: {
         fromWorkflowId: 'an-old-session',
         events: [
-          { type: 'turn/start', seq: 0, at: 0, turn: 1, text: huge },
+          { type: 'turn/start', seq: 0, at: 0, turn: 1, text: 'x'.repeat(1_600_000) },
           { type: 'turn/end', seq: 1, at: 0, turn: 1, status: 'completed', reason: 'answered' },
         ],
       },
     });
+  }
+
+  it('compacts before it continues as new, carries only the tail, and goes on', async () => {
+    const model = `can-compact-${Date.now()}`;
+    const session = await bigSession(model);
+    expect((await sendAndWait(session, 'one more')).status).toBe('completed');
+    const firstRun = session.firstExecutionRunId;
+    for (let i = 0; i < 100 && (await h().client.workflow.getHandle(session.workflowId).describe()).runId === firstRun; i++) await new Promise((r) => setTimeout(r, 100));
+
+    const state = await session.query(stateQuery);
+    const turn2End = 11;
+    expect(state).toMatchObject({ runs: 2, firstSeq: turn2End + 1, continuedFromRunId: firstRun, stepsTaken: 2 });
+    expect(h().llm.requests({ model, purpose: 'compact' })).toHaveLength(1);
+    h().llm.script(model, { kind: 'text', text: 'still here' });
+    expect((await sendAndWait(session, 'and another')).status).toBe('completed');
+    const sent = JSON.stringify(h().llm.requests({ model, purpose: 'step' }).at(-1)?.body);
+    expect(sent).not.toContain('xxxxxxxxxx');
+    expect(sent).toContain('and another');
+
+    const log = await readLog(session);
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i));
+    expect(log.filter((e) => e.type === 'context/compacted')).toEqual([expect.objectContaining({ turn: 2, throughSeq: turn2End })]);
+    await endSession(session);
+    await h().client.workflow.getHandle(session.workflowId).result();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await h().client.workflow.getHandle(session.workflowId, firstRun).fetchHistory());
+  });
+
+  it('ends with payload_too_large when even the compacted tail cannot be carried, and stays readable', async () => {
+    const model = `can-big-${Date.now()}`;
+    h().llm.scriptCompaction(model, { kind: 'text', text: 'y'.repeat(1_600_000), chunkSize: 100_000 });
+    const session = await bigSession(model);
     expect((await sendAndWait(session, 'one more')).status).toBe('completed');
     await expect(session.result()).rejects.toMatchObject({ cause: { type: 'payload_too_large', message: expect.stringMatching(/fork it from an earlier event/) } });
-    expect((await readLog(session)).at(-1)).toMatchObject({ type: 'turn/end', turn: 2, status: 'completed' });
+    expect((await readLog(session)).at(-1)).toMatchObject({ type: 'context/compacted', turn: 2 });
   });
 });

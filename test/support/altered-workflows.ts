@@ -46,23 +46,23 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
   {
     file: 'session-runtime.ts',
-    find: `        state.step = event.step;
-        publishStatus(state);`,
-    replace: `        state.step = event.step;`,
+    find: `      state.step = event.step;
+      publishStatus(state);`,
+    replace: `      state.step = event.step;`,
   },
   {
     file: 'session-runtime.ts',
-    find: `      return llm.callLlm.executeWithOptions(`,
-    replace: `      const scheduled = llm.callLlm.executeWithOptions(`,
+    find: `    return llm.callLlm.executeWithOptions(`,
+    replace: `    const scheduled = llm.callLlm.executeWithOptions(`,
   },
   {
     file: 'session-runtime.ts',
-    find: `logDigest: log.digest, retryPolicy: state.livePolicy() }],
-      );`,
-    replace: `logDigest: log.digest, retryPolicy: state.livePolicy() }],
-      );
-      publishStatus(state);
-      return scheduled;`,
+    find: `...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) },
+    ]);`,
+    replace: `...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) },
+    ]);
+    publishStatus(state);
+    return scheduled;`,
   },
 ];
 
