@@ -71,6 +71,13 @@ export function estimateAfterCompaction(events: readonly SessionEvent[], through
   return tokensOfChars(frameChars(events, frame) + SUMMARY_PREFIX.length + summary.length + conversation.length);
 }
 
+/**
+ * The system prompt and every tool spec offered. The built-in specs are code, so a release
+ * that rewrites a tool's description shifts this estimate a little: a session replayed on
+ * such a release could decide differently at a call right on the threshold. Versioned
+ * workers (AGENT_DEPLOYMENT_NAME) move a session to new code only between runs, where no
+ * decision is replayed; an unversioned deploy takes that small risk.
+ */
 function frameChars(events: readonly SessionEvent[], frame: RequestFrame): number {
   return (frame.system?.length ?? 0) + JSON.stringify(withMcpToolSpecs(frame.tools, events)).length;
 }
