@@ -1,4 +1,5 @@
 import type { AssistantMessage, Message, ProviderData, Usage } from '../workflows/messages';
+import { conversationOf } from '../workflows/conversation';
 import type { SessionEvent } from '../workflows/session-log';
 
 const tty = process.stdout.isTTY === true && !process.env.NO_COLOR;
@@ -9,6 +10,15 @@ export const red = paint(31);
 export const green = paint(32);
 export const yellow = paint(33);
 export const cyan = paint(36);
+
+/**
+ * The conversation as a person reads it: every message as it was written. A compaction
+ * changes only what the model is sent (the summary in front of the next user message, the
+ * earlier messages left out), so it is left out here.
+ */
+export function readableConversation(events: readonly SessionEvent[]): Message[] {
+  return conversationOf(events.filter((e) => e.type !== 'context/compacted'));
+}
 
 /** The conversation as a person reads it. */
 export function formatConversation(messages: readonly Message[]): string {

@@ -15,7 +15,6 @@ import {
   type TurnOutcome,
 } from '../workflows/api';
 import type { SessionSettings } from '../workflows/session-settings';
-import { conversationOf } from '../workflows/conversation';
 import { spendBeyond, spendOf, type Spend } from '../workflows/spend';
 import type { agentSession } from '../workflows/session';
 import type { Message, StopReason } from '../workflows/messages';
@@ -29,6 +28,7 @@ import { ConfigError } from '../config/config-error';
 import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
 import { readForkTail, readSessionLog, temporalSessionRuns } from './log-chain';
+import { readableConversation } from './output';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
 
@@ -153,7 +153,7 @@ export async function runOnce(
     status: turn.status,
     ...(turn.reason ? { reason: turn.reason } : {}),
     ...(turn.failure ? { failure: turn.failure } : {}),
-    messages: conversationOf(events),
+    messages: readableConversation(events),
     ...lastStopReason(events),
     usage: spendOf(events),
     settings: { model: state.model, retryPolicy: state.retryPolicy, ...state.settings },

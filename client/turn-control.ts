@@ -1,9 +1,9 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { awaitTurnUpdate, cancelTurnUpdate, SendMessageSchema, sendUpdate } from '../workflows/api';
-import { conversationOf } from '../workflows/conversation';
 import type { Message } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
 import { ConfigError } from '../config/config-error';
+import { readableConversation } from './output';
 import { turnOutcomeOf, type SessionHandle, type TurnResult } from './sessions';
 
 export interface SentMessage {
@@ -64,5 +64,5 @@ export async function cancelTurn(handle: SessionHandle): Promise<CancelResult> {
 
 /** The conversation of one turn: its user message, the assistant's messages and the tool results. */
 export function turnMessages(events: readonly SessionEvent[], turn: number): Message[] {
-  return conversationOf(events.filter((e) => 'turn' in e && e.turn === turn));
+  return readableConversation(events.filter((e) => 'turn' in e && e.turn === turn));
 }

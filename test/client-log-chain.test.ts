@@ -105,6 +105,22 @@ describe('a session log spread over several runs', () => {
     await endSession(fork);
   });
 
+  it('send --wait follows the new turn from the session\'s next seq, in a run whose log starts above 0; --json gives its messages as written, not as the model was sent them', async () => {
+    const { workflowId } = await long();
+    const before = await handle(workflowId).query(stateQuery);
+    expect(before.firstSeq).toBeGreaterThan(0);
+    const human = await cli('send', workflowId, 'one more', '--wait');
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`turn ${TURNS + 1} · you: one more`);
+    // It compacts first (the window is tiny), and the echo shows the summary sent in front of the message.
+    expect(human.stdout).toMatch(new RegExp(`^turn ${TURNS + 1} · compact · \\d+ → \\d+ tokens \\(through event \\d+\\)$`, 'm'));
+    expect(human.stdout).toMatch(new RegExp(`^turn ${TURNS + 1} · step 1 · assistant: You said: The conversation before this message [^]*one more$`, 'm'));
+    expect(human.stdout).not.toContain(message(TURNS));
+    const json = await cli('send', workflowId, 'and one more', '--wait', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ turn: TURNS + 2, status: 'completed', messages: [{ role: 'user', text: 'and one more' }, { role: 'assistant', text: expect.stringMatching(/and one more$/) }] });
+  });
+
   it('history --all writes one history per run, first to last, and every one replays', async () => {
     const { workflowId, firstRunId } = await long();
     const file = path.join(dir(), 'chain.json');
