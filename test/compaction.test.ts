@@ -6,6 +6,8 @@ import type { AssistantMessage } from '../workflows/messages';
 import { MODEL_WINDOWS, ModelWindowsFileSchema, sessionContextWindow, windowOf } from '../workflows/model-windows';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../workflows/session-log';
 import { SessionState } from '../workflows/session-state';
+import { recordCarriedToolList } from '../workflows/continue-as-new';
+import { latestMcpToolList } from '../workflows/tools/mcp-tools';
 
 const calling = (id: string, usage = { inputTokens: 10, outputTokens: 2 }): AssistantMessage => ({
   role: 'assistant',
@@ -143,6 +145,18 @@ describe('what continue-as-new carries', () => {
     expect(toolListCutOff(log.events, tailToCarry(log.events))).toMatchObject({ type: 'tools/listed', servers: ['fs'] });
     log.append({ type: 'tools/listed', turn: 3, servers: ['fs'], tools: [] }, 0);
     expect(toolListCutOff(log.events, tailToCarry(log.events))).toBeUndefined();
+  });
+
+  it('has the next run record the cut-off tool list again first, after the tail, so its MCP tools are still offered', () => {
+    const tail = tailToCarry(log.events);
+    const config = SessionInputSchema.parse({
+      model: 'anthropic:m',
+      continued: { events: tail, retryPolicy: 'default', turnsRun: 3, runs: 2, toolsListed: { turn: 0, servers: ['fs'], tools: [] } },
+    });
+    const next = new SessionLog(config.continued!.events);
+    recordCarriedToolList(next, config, 0);
+    expect(next.events.at(-1)).toMatchObject({ type: 'tools/listed', seq: tail.at(-1)!.seq + 1, servers: ['fs'] });
+    expect(latestMcpToolList(next.events)).toEqual({ servers: ['fs'], tools: [] });
   });
 
   it('gives the next run the session counts, not counts of its tail', () => {
