@@ -7,7 +7,9 @@ export const forkCommand: Command = {
   synopsis: 'fork <id> [--at EVENT] [--id NEWID] [--json]',
   summary:
     "Starts a new session from this one's log: all of it, or up to and including event seq EVENT (see log). " +
-    'A cut inside a step is repaired by the new session: unanswered tool calls get TOOL_OUTCOME_UNKNOWN or TOOL_NOT_STARTED. The source is left as it is.',
+    'A cut inside a step is repaired by the new session: unanswered tool calls get TOOL_OUTCOME_UNKNOWN or TOOL_NOT_STARTED. ' +
+    'From a source that compacted, the new session is given the log from just after the last compaction at or before the cut on (what the model is sent from there), so a fork of a long session starts small; its log keeps the source\'s seqs. ' +
+    'The source is left as it is.',
   async run(argv, { env }) {
     const { values, positionals } = parseCommandArgs(this, argv, { at: { type: 'string' }, id: { type: 'string' } }, ['<id>']);
     const [sourceId = ''] = positionals;
