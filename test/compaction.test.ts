@@ -176,7 +176,8 @@ describe('what continue-as-new carries', () => {
     });
     const state = new SessionState(config, new SessionLog(config.continued!.events).events);
     expect([state.stepsTaken, state.nextTurn, state.turnsRun, state.spend.inputTokens, state.usage.inputTokens]).toEqual([6, 4, 3, 90, 90]);
-    expect([state.knowsTurn(3), state.knowsTurn(2), state.knowsTurn(1)]).toEqual([true, true, false]);
+    expect([state.forgot(3), state.forgot(2), state.forgot(1)]).toEqual([false, false, true]);
+    expect(new SessionState(SessionInputSchema.parse({ model: 'anthropic:m' }), logOf(turnEvents(1)).events).forgot(1)).toBe(false);
   });
 });
 

@@ -67,7 +67,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   setHandler(awaitTurnUpdate, ({ turn }) => awaitOutcome(turn), {
     validator: (arg) => {
       if (!Number.isInteger(arg?.turn) || arg.turn < 1 || arg.turn >= state.nextTurn) throw new Error(`no turn ${String(arg?.turn)} in this session`);
-      if (!state.knowsTurn(arg.turn)) throw new Error(`turn ${arg.turn} ended long ago, in an earlier run of this session; its outcome is in the log`);
+      if (state.forgot(arg.turn)) throw new Error(`turn ${arg.turn} ended long ago, in an earlier run of this session; its outcome is in the log`);
     },
   });
   setHandler(cancelTurnUpdate, () => {

@@ -39,6 +39,7 @@ export class SessionState {
   spend: Spend;
   usage: Required<Usage>;
   retryPolicy: SessionRetryPolicy | 'default';
+  readonly #rememberedFrom: number;
 
   /**
    * A run continued from one that compacted holds only the log's tail, so the session's
@@ -56,6 +57,7 @@ export class SessionState {
     this.stepsTaken = carried?.stepsTaken ?? events.filter((e) => e.type === 'step/start').length;
     this.spend = carried?.spend ?? spendOf(events, config.fork?.carriedSpend);
     this.usage = carried?.usage ? { ...NO_USAGE, ...carried.usage } : usageOf(events);
+    this.#rememberedFrom = Math.min(this.nextTurn, ...this.outcomes.keys());
     // A carried `null` is the user's "no retries" and must survive continue-as-new, so only
     // an absent `continued` falls back to the input's policy (`??` would read `null` as absent).
     this.retryPolicy = config.continued
@@ -80,9 +82,12 @@ export class SessionState {
     this.usage = addUsage(this.usage, call.usage);
   }
 
-  /** `awaitTurn` can answer for this turn: it is queued, running, or its outcome is still known. */
-  knowsTurn(turn: number): boolean {
-    return this.outcomes.has(turn) || this.current?.turn === turn || this.queue.some((m) => m.turn === turn);
+  /**
+   * An ended turn whose outcome this run was not carried (older than the latest ones the
+   * last run kept): `awaitTurn` cannot answer for it. Every later turn it can.
+   */
+  forgot(turn: number): boolean {
+    return turn < this.#rememberedFrom && !this.outcomes.has(turn);
   }
 
   /** The outcomes `awaitTurn` may still be asked for in the next run: the latest ones. */
