@@ -165,6 +165,28 @@ describe('npm run client -- history', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toEqual(['client: history needs --out FILE']);
   });
+
+  it('takes --run RUNID or --all, not both, and says so in one line with exit code 2', async () => {
+    const result = await cli('history', 'session-x', '--out', path.join(dir(), 'never.json'), '--run', 'some-run', '--all');
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual(['client: history takes --run RUNID or --all, not both']);
+  });
+
+  it('writes the run --run names: the first run of a session that continued as new, which names no run before it', async () => {
+    const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('history-run')}`, continueAsNewAfterEvents: 20, idleTimeoutMs: 120_000 });
+    for (const text of ['one', 'two', 'three']) await sendAndWait(session, text);
+    const latest = await handle(session.workflowId).describe();
+    expect(latest.runId).not.toBe(session.firstExecutionRunId);
+
+    const first = json(await cli('history', session.workflowId, '--out', path.join(dir(), 'first.json'), '--run', session.firstExecutionRunId, '--json').then((r) => r.stdout));
+    expect(first).toMatchObject({ workflowId: session.workflowId, runId: session.firstExecutionRunId });
+    expect(first).not.toHaveProperty('continuedFromRunId');
+    const human = await cli('history', session.workflowId, '--out', path.join(dir(), 'latest.json'));
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`(run ${latest.runId})`);
+    expect(human.stdout).toMatch(/it continued as new from run \S+: history \S+ --run \S+ --out FILE, or --all for every run/);
+    await session.terminate('test cleanup');
+  });
 });
 
 describe('npm run client -- fork', () => {
