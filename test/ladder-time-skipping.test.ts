@@ -122,6 +122,18 @@ describe('the default ladder on the server clock (time skipping)', () => {
     near(r.lastAttemptAfterMs, 4 * 50_000, 'four waits of 50 s');
   });
 
+  it('measures the budget from the first failure, carried from attempt to attempt, not from when the call was scheduled: a first attempt that takes 3 s to fail does not eat it', async () => {
+    // Four waits of 59.5 s end 238 s after the first failure, inside the 240 s budget; from
+    // the schedule they would end at 241 s, past it, and the fifth attempt would not run.
+    const wait = status(429, { 'retry-after-ms': '59500' });
+    const r = await run('first-failure', [{ ...wait, delayMs: 3_000 }, ...Array.from({ length: 6 }, () => wait)]);
+    expect(r.turn).toMatchObject({ status: 'failed', failure: { type: 'rate_limit', message: expect.stringContaining('budget_exhausted') } });
+    expect(r.attempts).toBe(5);
+    // On the server clock the fifth attempt started more than 240 s after the call was scheduled.
+    near(r.lastAttemptAfterMs, 3_000 + 4 * 59_500, 'the slow first attempt and four waits');
+    expect(r.lastAttemptAfterMs).toBeGreaterThan(DEFAULT_RETRY_POLICY.budgetMs);
+  });
+
   it('waits out a Retry-After of 45 s, above the 30 s cap and below the 60 s ceiling', async () => {
     const r = await run('ra45', [status(429, { 'retry-after': '45' }), ok]);
     expect(r.turn.status).toBe('completed');
