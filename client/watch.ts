@@ -5,6 +5,7 @@ import type { Spend } from '../workflows/spend';
 import type { SessionEvent } from '../workflows/session-log';
 import { describeProgress, pendingActivities, type ActivityProgress } from './progress';
 import { readLogPages } from '../workflows/log-pages';
+import { readSessionLog } from './log-chain';
 import type { SessionHandle } from './sessions';
 
 /** What `watch` reports, in order. Also the stable shape of `watch --json` (one object per line). */
@@ -84,8 +85,13 @@ export async function watchSession(client: Client, handle: SessionHandle, option
   const drainLog = async () => {
     let from = fromSeq ?? (await query(() => latestTurnStart(handle)));
     for (;;) {
-      const events = await query(() => handle.query(logQuery, { fromSeq: from }));
-      if (events.length === 0) break;
+      const page = await query(() => handle.query(logQuery, { fromSeq: from }));
+      const first = page[0]?.seq;
+      if (first === undefined) break;
+      // The session continued as new since the last read, and the new run holds only the
+      // tail after a compaction: what was appended before it is read from the runs before.
+      const missed = first > from ? await query(() => readSessionLog(client.workflow, handle.workflowId, { fromSeq: from, uptoSeq: first })) : [];
+      const events = [...missed, ...page];
       for (const event of events) onItem({ type: 'event', event });
       // Seqs are the session's, across runs: the next page starts after the last event read.
       from = (events.at(-1)?.seq ?? from) + 1;

@@ -4,6 +4,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
+import { watchSession } from '../client/watch';
 import { workflowBundle } from '../scripts/local-agent';
 import { stateQuery } from '../workflows/api';
 import type { agentSession } from '../workflows/session';
@@ -119,6 +120,22 @@ describe('a session log spread over several runs', () => {
     const json = await cli('send', workflowId, 'and one more', '--wait', '--json');
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ turn: TURNS + 2, status: 'completed', messages: [{ role: 'user', text: 'and one more' }, { role: 'assistant', text: expect.stringMatching(/and one more$/) }] });
+  });
+
+  it('watch from a seq below the latest run\'s first event reads the events before it from the earlier runs, none skipped', async () => {
+    const { workflowId } = await long();
+    const state = await handle(workflowId).query(stateQuery);
+    expect(state.firstSeq).toBeGreaterThan(3);
+    const seen: number[] = [];
+    const ended = await watchSession(h().client, handle(workflowId), {
+      fromSeq: 3,
+      untilIdle: true,
+      onItem: (item) => {
+        if (item.type === 'event') seen.push(item.event.seq);
+      },
+    });
+    expect(ended).toBe('idle');
+    expect(seen).toEqual(Array.from({ length: state.events - 3 }, (_, i) => i + 3));
   });
 
   it('history --all writes one history per run, first to last, and every one replays', async () => {
