@@ -236,18 +236,22 @@ describe('a conversation larger than one Temporal payload (2 MB), each tool resu
 
 describe('a session log past what one run can carry, counted in UTF-8 bytes (non-ASCII text)', () => {
   it('ends the session with payload_too_large instead of a workflow task that fails forever when it continues as new', async () => {
-    // 600 000 CJK characters: 1.8 MB of UTF-8 but 0.6 M characters of JSON. A guard that
-    // counts characters lets this through, and the next run's input is above 2 MiB.
+    // The log is compacted before it is carried, so what is too large to carry is the
+    // summary and the system prompt: 700 000 CJK characters, 2.1 MB of UTF-8 but 0.7 M
+    // characters of JSON. A guard that counts characters lets this through, and the next
+    // run's input is above 2 MiB.
     const cjk = (n: number) => '界'.repeat(n);
     const model = newModel('utf8');
+    h().llm.scriptCompaction(model, { kind: 'text', text: cjk(600_000), chunkSize: 100_000 });
     const session = await start({
       model: `anthropic:${model}`,
+      system: cjk(100_000),
       retryPolicy: null,
       continueAsNewAfterEvents: 20,
       fork: {
         fromWorkflowId: 'an-old-session',
         events: [
-          { type: 'turn/start', seq: 0, at: 0, turn: 1, text: cjk(600_000) },
+          { type: 'turn/start', seq: 0, at: 0, turn: 1, text: cjk(300_000) },
           { type: 'turn/end', seq: 1, at: 0, turn: 1, status: 'completed', reason: 'answered' },
         ],
       },
@@ -258,13 +262,9 @@ describe('a session log past what one run can carry, counted in UTF-8 bytes (non
     );
     // The broken outcome, as soon as it shows: a workflow task that failed (and will again).
     const taskFailed = eventually('a failed workflow task', async () => (has(await historyOf(h().client, session.workflowId), 'workflowTaskFailedEventAttributes') ? 'a workflow task failed' : undefined), 60_000, 500).catch(() => 'never');
-    // Each turn adds to the log; the first pushes it past 2 MiB of UTF-8.
-    let verdict: string | undefined;
-    for (const text of [cjk(100_000), 'and one more', 'and another']) {
-      h().llm.script(model, { kind: 'text', text: 'ok' });
-      verdict = await Promise.race([sendAndWait(session, text).then(() => undefined, () => undefined), ended, taskFailed]);
-      if (verdict !== undefined) break;
-    }
+    // The turn takes the log past 1 MiB: the session compacts it before it continues as new.
+    h().llm.script(model, { kind: 'text', text: 'ok' });
+    let verdict = await Promise.race([sendAndWait(session, cjk(100_000)).then(() => undefined, () => undefined), ended, taskFailed]);
     verdict ??= await Promise.race([ended, taskFailed, new Promise<string>((resolve) => setTimeout(() => resolve('still running 20 s after the last turn'), 20_000))]);
     await h().client.workflow.getHandle(session.workflowId).terminate('test cleanup').catch(() => undefined);
     expect(verdict).toBe('payload_too_large');

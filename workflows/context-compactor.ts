@@ -1,6 +1,7 @@
 import { patched } from '@temporalio/workflow';
 import type { SessionConfig } from './api';
 import { cutPoint, estimateAfterCompaction, estimateRequestTokens, passesThreshold, tailToCarry, type EstimateOptions, type RequestFrame } from './compaction';
+import { isCancellation } from './failure';
 import { jsonBytes } from './log-pages';
 import type { LlmCallInput } from './llm-call';
 import type { AssistantMessage } from './messages';
@@ -53,10 +54,17 @@ export class ContextCompactor {
     return this.#compact(turn, step, this.#estimate(turn));
   }
 
-  /** Before continuing as new: compacts when the tail to carry is too large and a turn can be cut. True when it did. */
+  /**
+   * Before continuing as new: compacts when the tail to carry is too large and a turn can be
+   * cut. True when it did. A compaction that failed (its activity shows why) is no reason
+   * to end the session: the tail is carried as it is, if it fits.
+   */
   async beforeContinuing(turn: number, step: number): Promise<boolean> {
     if (jsonBytes(tailToCarry(this.#parts.log.events)) <= CARRY_COMPACT_BYTES) return false;
-    return this.#compact(turn, step, this.#estimate(turn + 1));
+    return this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
+      if (isCancellation(error)) throw error;
+      return false;
+    });
   }
 
   #estimate(turn: number): number {
