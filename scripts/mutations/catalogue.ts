@@ -351,8 +351,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'config/config-error.ts',
     find: '      problems.push(error.message);\n      return undefined;\n',
     replace: '      throw error;\n',
-    killers: ['test/worker-config.test.ts', 'test/client-settings-refusals.test.ts'],
-    testNamePattern: 'every bad variable',
+    killers: ['test/worker-config.test.ts'],
+    testNamePattern: 'of the connection and of the encryption key together',
   },
   {
     name: 'max-steps-flag-dropped',
@@ -362,6 +362,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    (v) => (count('--max-steps', 'maxSteps', v), {}),",
     killers: ['test/client-settings.test.ts'],
     testNamePattern: 'step_limit after 5',
+    slow: true,
   },
   {
     name: 'client-key-not-checked',
@@ -399,6 +400,8 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  return SOURCE_DIRS.every((dir) => newestTs(path.join(root, dir)) <= Infinity);',
     killers: ['test/cli-speed.test.ts'],
     testNamePattern: 'runs the compiled entry only while',
+    // The unbroken copy runs the whole file, a build included.
+    slow: true,
   },
   {
     name: 'soak-checker-misses-unanswered-call',
