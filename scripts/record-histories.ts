@@ -29,6 +29,12 @@ const calculatorCalls = {
   ],
 };
 
+/**
+ * The history length at which `compacted-continued` continues as new: past its first run's
+ * second turn (the one that compacts), short of its second run's second turn.
+ */
+const COMPACTED_RUN_EVENTS = 50;
+
 const start = (agent: LocalAgent, model: string, extra: Record<string, unknown> = {}) =>
   startSession(agent.client, agent.env, { model: `anthropic:${model}`, workflowId: `golden-${model}`, idleTimeoutMs: 60_000, ...extra });
 
@@ -212,6 +218,54 @@ const SCENARIOS: Record<string, Scenario> = {
     await sendAndWait(session, 'again');
     await endSession(session);
     return session.workflowId;
+  },
+  /**
+   * Three turns under a 10 000-token window: the second turn's answer reports 8 000 input
+   * tokens, so the third turn compacts (through the second turn's end) before its step.
+   */
+  compaction: async (agent) => {
+    agent.llm.script(
+      'compaction',
+      { ...calculatorCalls, usage: { inputTokens: 1_000, outputTokens: 20 } },
+      { kind: 'text', text: '42 and 1024.', usage: { inputTokens: 1_200, outputTokens: 10 } },
+      { kind: 'text', text: 'Noted.', usage: { inputTokens: 8_000, outputTokens: 10 } },
+      { kind: 'text', text: 'After the summary.', usage: { inputTokens: 600, outputTokens: 10 } },
+    );
+    agent.llm.scriptCompaction('compaction', { kind: 'text', text: 'The user asked for 6*7 and 2^10 (42 and 1024), then said to note it.' });
+    const session = await start(agent, 'compaction', { contextWindow: 10_000 });
+    await sendAndWait(session, 'compute');
+    await sendAndWait(session, 'note it');
+    await sendAndWait(session, 'and now?');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /**
+   * The second run of a session that compacted in its first: its input carries only the
+   * tail after the cut (the compaction among it, seqs kept), and it compacts again over it.
+   */
+  'compacted-continued': async (agent) => {
+    agent.llm.script(
+      'compacted-continued',
+      { ...calculatorCalls, usage: { inputTokens: 700, outputTokens: 20 } },
+      { kind: 'text', text: '42 and 1024.', usage: { inputTokens: 8_000, outputTokens: 10 } },
+      { kind: 'text', text: 'After the first summary.', usage: { inputTokens: 600, outputTokens: 10 } },
+      { kind: 'text', text: 'Noted.', usage: { inputTokens: 8_000, outputTokens: 10 } },
+      { kind: 'text', text: 'After the second summary.', usage: { inputTokens: 600, outputTokens: 10 } },
+    );
+    agent.llm.scriptCompaction(
+      'compacted-continued',
+      { kind: 'text', text: 'The user asked for 6*7 and 2^10: 42 and 1024.' },
+      { kind: 'text', text: 'The user asked for 6*7 and 2^10 (42 and 1024), then to go on, then to note it.' },
+    );
+    const session = await start(agent, 'compacted-continued', { contextWindow: 10_000, continueAsNewAfterEvents: COMPACTED_RUN_EVENTS });
+    await sendAndWait(session, 'compute');
+    await sendAndWait(session, 'go on');
+    await waitUntil('a second run', async () => (await session.describe()).runId !== session.firstExecutionRunId);
+    const secondRun = (await session.describe()).runId;
+    await sendAndWait(session, 'note it');
+    await sendAndWait(session, 'and now?');
+    await endSession(session);
+    return { workflowId: session.workflowId, runId: secondRun };
   },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {

@@ -10,8 +10,8 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alteredWorkflows, removeAlteredCopies, TIMER_FIRST, UPSERT_AFTER_SCHEDULING, type Edit } from './support/altered-workflows';
-import { GOLDEN_SHAPES } from './support/golden-shapes';
+import { alteredWorkflows, COMPACTION_AFTER_STEP, removeAlteredCopies, TIMER_FIRST, UPSERT_AFTER_SCHEDULING, type Edit } from './support/altered-workflows';
+import { COMPACTING_SHAPES, GOLDEN_SHAPES } from './support/golden-shapes';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');
 const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
@@ -57,5 +57,19 @@ describe('the replay test bites: a change of command order without patched() fai
       expect(error).toBeInstanceOf(DeterminismViolationError);
       expect((error as Error).message).toMatch(/nondetermin/i);
     });
+  });
+});
+
+describe('the replay test bites on compaction: moving the compaction call after the step\'s LLM call', () => {
+  it.each(COMPACTING_SHAPES)('fails %s with a DeterminismViolationError at the compaction\'s patch marker', async (shape) => {
+    const error = await replay(COMPACTION_AFTER_STEP, shape);
+    expect(error).toBeInstanceOf(DeterminismViolationError);
+    expect((error as Error).message).toMatch(/patch marker/i);
+  });
+
+  // The same alteration leaves every session that never compacted replaying: the change is
+  // caught by the histories that exercise it, not by an unrelated shape.
+  it.each(GOLDEN_SHAPES.filter((shape) => !(COMPACTING_SHAPES as readonly string[]).includes(shape)))('still replays %s, which never compacts', async (shape) => {
+    expect(await replay(COMPACTION_AFTER_STEP, shape)).toBeUndefined();
   });
 });

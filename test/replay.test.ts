@@ -4,7 +4,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { workflowBundle } from '../scripts/local-agent';
-import { GOLDEN_SHAPES } from './support/golden-shapes';
+import { COMPACTING_SHAPES, GOLDEN_SHAPES } from './support/golden-shapes';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');
 const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
@@ -12,6 +12,15 @@ const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort
 describe('recorded histories replay against the current workflows', () => {
   it('has a recording of every workflow shape', () => {
     expect(files).toEqual(expect.arrayContaining(GOLDEN_SHAPES.map((shape) => `${shape}.json`)));
+  });
+
+  // The unmarked ones are the sessions recorded before compaction: the replay below proves
+  // they replay through patched()'s false side (no compaction call, the whole log carried).
+  it('keeps sessions recorded before compaction existed (no context-compaction patch marker), and records the marker where a session compacted', async () => {
+    const marked = await Promise.all(files.map(async (file) => [path.basename(file, '.json'), hasPatchMarker(await readFile(path.join(HISTORIES, file), 'utf8'), 'context-compaction')] as const));
+    const withMarker = marked.filter(([, has]) => has).map(([shape]) => shape);
+    expect(withMarker).toEqual(expect.arrayContaining([...COMPACTING_SHAPES]));
+    expect(marked.filter(([, has]) => !has).map(([shape]) => shape)).toEqual(expect.arrayContaining(['normal-turn', 'continue-as-new', 'step-limit-default-10']));
   });
 
   it('replays every recorded history without a determinism error (Worker.runReplayHistories over the folder)', async () => {
@@ -28,3 +37,13 @@ describe('recorded histories replay against the current workflows', () => {
     expect(replayed).toBe(files.length);
   });
 });
+
+/** Whether the exported history recorded `patched(patchId)` returning true (core's `core_patch` marker). */
+function hasPatchMarker(json: string, patchId: string): boolean {
+  const { events } = JSON.parse(json) as { events: { markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: { data?: string }[] }> } }[] };
+  return events.some(({ markerRecordedEventAttributes: marker }) => {
+    if (marker?.markerName !== 'core_patch') return false;
+    const data = marker.details?.['patch-data']?.payloads?.[0]?.data;
+    return data !== undefined && (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id?: string }).id === patchId;
+  });
+}

@@ -76,3 +76,17 @@ export const TIMER_FIRST: Edit[] = [
   },
   { file: 'session.ts', find: `  patched,\n`, replace: `  patched,\n  sleep,\n` },
 ];
+
+/** The compaction moved after the step's LLM call: a compaction's patch marker is then met where no patched() asks for it. */
+export const COMPACTION_AFTER_STEP: Edit[] = [
+  {
+    file: 'session-runtime.ts',
+    find: `        await compactor.beforeStep(turn, step);
+        try {
+          return await stepCall(turn, step);`,
+    replace: `        try {
+          const answer = await stepCall(turn, step);
+          await compactor.beforeStep(turn, step);
+          return answer;`,
+  },
+];

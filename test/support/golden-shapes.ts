@@ -18,4 +18,9 @@ export const GOLDEN_SHAPES = [
   'fork',
   'continue-as-new',
   'mcp-tools',
+  'compaction',
+  'compacted-continued',
 ] as const;
+
+/** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
+export const COMPACTING_SHAPES = ['compaction', 'compacted-continued'] as const satisfies readonly (typeof GOLDEN_SHAPES)[number][];
