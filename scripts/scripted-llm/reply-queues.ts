@@ -9,7 +9,7 @@ export class ReplyQueues {
 
   push(model: string, replies: readonly ScriptedReply[]): number {
     const queue = this.queues.get(model) ?? [];
-    queue.push(...replies);
+    for (const reply of replies) queue.push(reply);
     this.queues.set(model, queue);
     return queue.length;
   }

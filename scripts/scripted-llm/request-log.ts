@@ -17,10 +17,11 @@ export type RequestOutcome = 'pending' | 'completed' | 'reset' | 'aborted-by-cli
 /**
  * What was played: a scripted kind, `echo` (empty queue, echo model), `unscripted` (the
  * loud 400), `invalid` (a request the server rejected), `over_window` (the provider's
- * context-overflow error for a request above the model's configured window), `summary`
- * (the default answer to a compaction request).
+ * context-overflow error for a request above the model's configured window), `unpaired`
+ * (the provider's 400 for a tool call without its result or a result without its call,
+ * pairing.ts), `summary` (the default answer to a compaction request).
  */
-export type RecordedReplyKind = ScriptedReplyKind | 'echo' | 'unscripted' | 'invalid' | 'over_window' | 'summary';
+export type RecordedReplyKind = ScriptedReplyKind | 'echo' | 'unscripted' | 'invalid' | 'unpaired' | 'over_window' | 'summary';
 
 /** `compact`: the request ends with the agent's compaction instruction (compaction.ts). */
 export type RequestPurpose = 'step' | 'compact';

@@ -31,6 +31,12 @@ import { z } from 'zod';
  * before the answer when the request turns thinking on (Anthropic `thinking`, Gemini
  * `includeThoughts`), as a signed Anthropic thinking block or a Gemini thought part.
  *
+ * Tool call pairing (pairing.ts): a request with a tool call whose result is not where the
+ * provider looks for it, or a result that answers no call, is refused with that provider's
+ * own 400 invalid-request error, plays no scripted reply and is recorded with
+ * `replyKind: 'unpaired'`, so a test asserts that none happened with
+ * `requests({ model, replyKind: 'unpaired' })`.
+ *
  * Context windows and compaction (server.ts has the calls, control-api.ts the routes):
  * - A request counts one token per four characters of its JSON (context-window.ts), which
  *   is also the input a reply reports when its `usage` is not scripted.

@@ -4,6 +4,7 @@ import { defaultSummary, isCompactionRequest } from './compaction';
 import { checkedWindow, ContextWindows, requestTokens } from './context-window';
 import { CONTROL_PREFIX, handleControl } from './control-api';
 import { Holds } from './holds';
+import { pairingFaults } from './pairing';
 import { isObject, parseJson, readBody, type BodyRead } from './http-io';
 import { play } from './playback';
 import { ReplyQueues } from './reply-queues';
@@ -89,9 +90,10 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
   let closing = false;
 
   /**
-   * Picks what to play: the provider's 4xx for a request the fake cannot serve or that is
-   * above the model's window; for a compaction request its next compaction reply or the
-   * default summary; otherwise the next scripted reply or an echo.
+   * Picks what to play: the provider's 4xx for a request the fake cannot serve, whose tool
+   * calls and results are not paired, or that is above the model's window; for a
+   * compaction request its next compaction reply or the default summary; otherwise the
+   * next scripted reply or an echo.
    */
   function chooseReply(
     dialect: Dialect,
@@ -110,6 +112,12 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     if (!model) return invalid(400, 'model: Field required');
     const problem = dialect.problem(body, url);
     if (problem) return invalid(400, problem);
+    // As every provider does, and before it counts tokens: a call split from its result is refused.
+    const fault = pairingFaults(body).find((f) => f.kind !== 'misnamed_response');
+    if (fault) {
+      const refusal = dialect.unpaired(fault);
+      return { reply: { kind: 'status', status: refusal.status, body: refusal.body as Record<string, unknown> }, replyKind: 'unpaired' };
+    }
     // As a provider does: the refusal plays no scripted reply, which waits for a request that fits.
     const window = windows.of(model);
     if (window !== undefined && request.tokens > window) return { reply: { kind: 'context_overflow', contextWindow: window }, replyKind: 'over_window' };

@@ -148,6 +148,16 @@ export const anthropic: Dialect = {
     return { status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${window} maximum` };
   },
 
+  unpaired(fault) {
+    const message =
+      fault.kind === 'result_without_call'
+        ? `messages.${fault.at}.content.${fault.part}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${fault.ids.join(', ')}. ` +
+          'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.'
+        : `messages.${fault.at}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${fault.ids.join(', ')}. ` +
+          'Each `tool_use` block must have a corresponding `tool_result` block in the next message.';
+    return { status: 400, body: anthropic.errorBody(400, { errorType: 'invalid_request_error', message }) };
+  },
+
   streamHeaders() {
     return {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -211,7 +221,8 @@ export const anthropic: Dialect = {
       if (start) frames.push(start);
       // Real streams send their first ping right after the first block opens.
       if (index === 0) frames.push(anthropic.ping());
-      frames.push(...deltas);
+      // One by one: a spread of a long text's deltas (200 000 for 1.6 MB at 8 characters each) overflows the call stack.
+      for (const delta of deltas) frames.push(delta);
       const last = index === blocks.length - 1;
       if (plan.complete || !last) frames.push(event('content_block_stop', { index }));
     });

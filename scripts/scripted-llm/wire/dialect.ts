@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { PairingFault } from '../pairing';
 import type { ScriptedStopReason } from '../script';
 import type { Frame } from '../sse';
 
@@ -43,6 +44,12 @@ export interface ContextOverflow extends ErrorShape {
   status: number;
 }
 
+/** An HTTP error status with the provider's whole error body. */
+export interface ProviderError {
+  status: number;
+  body: unknown;
+}
+
 /** Where a provider's request goes, read from the method and the URL alone. */
 export interface RouteMatch {
   /** The model when the URL names it (Gemini); otherwise it is read from the body. */
@@ -70,6 +77,8 @@ export interface Dialect {
   messageCount(body: Record<string, unknown>): number;
   /** The provider's own refusal of a request of `tokens` for a model whose window is `window` tokens. */
   contextOverflow(tokens: number, window: number): ContextOverflow;
+  /** The provider's own 400 for a request with the first of these pairing faults (pairing.ts). */
+  unpaired(fault: PairingFault): ProviderError;
   streamHeaders(): OutgoingHttpHeaders;
   /** The frames of a reply. The body is passed for what it asks of the stream (OpenAI's `include_usage`). */
   frames(plan: StreamPlan, body: Record<string, unknown>): Frame[];

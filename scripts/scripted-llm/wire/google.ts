@@ -145,6 +145,14 @@ export const google: Dialect = {
     return { status: 400, errorType: 'INVALID_ARGUMENT', message: `The input token count (${tokens}) exceeds the maximum number of tokens allowed (${window}).` };
   },
 
+  unpaired(fault) {
+    const message =
+      fault.kind === 'result_without_call'
+        ? 'Please ensure that function response turn comes immediately after a function call turn.'
+        : 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
+    return { status: 400, body: google.errorBody(400, { errorType: 'INVALID_ARGUMENT', message }) };
+  },
+
   streamHeaders() {
     return { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
   },

@@ -114,6 +114,15 @@ export const openai: Dialect = {
     };
   },
 
+  unpaired(fault) {
+    const message =
+      fault.kind === 'result_without_call'
+        ? "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+        : "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+          `The following tool_call_ids did not have response messages: ${fault.ids.join(', ')}`;
+    return { status: 400, body: { error: { message, type: 'invalid_request_error', param: `messages.[${fault.at}].role`, code: null } } };
+  },
+
   streamHeaders() {
     return {
       'content-type': 'text/event-stream; charset=utf-8',
