@@ -2,7 +2,8 @@
  * `npm run bench`: measures the agent loop on Temporal against a plain in-process loop
  * and against a floor workflow, side by side in one run, on a private dev server with the
  * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
- * code at CI scale; `--out FILE` writes the JSON there instead.
+ * code at CI scale; `--out FILE` writes the JSON there instead; `--only long-session` runs
+ * that benchmark by itself.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -19,6 +20,8 @@ import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './ben
 import { buildBundles } from './bundles';
 import { measureCliSpeed } from './cli-speed';
 import { measureHistoryGrowth } from './history-growth';
+import { formatLongSession } from './long-session-report';
+import { measureLongSession } from './long-session';
 import { measureIdleMemory } from './memory';
 import { parseBenchArgs, SCALES } from './options';
 import { measureOverhead } from './overhead';
@@ -56,6 +59,19 @@ async function main(): Promise<void> {
     const cpuProf = args.cpuProf === undefined ? {} : { cpuProfDir: path.resolve(args.cpuProf) };
     env = await openBenchEnv({ llm, bundles: bundling, eager: true, dynamicConfig: args.serverConfig, ...cpuProf });
     const { bundles } = env;
+    if (args.only === 'long-session') {
+      if (!scale.longSession) throw new Error(`bench: the ${scaleName} scale has no long-session benchmark`);
+      progress(`long session: ${scale.longSession.turns} turns`);
+      const longSession = await measureLongSession(env, scale.longSession, progress);
+      const machine = machineOf(date, loadBefore);
+      const json = `${JSON.stringify({ scale: scaleName, machine, longSession }, null, 2)}\n`;
+      const file = args.out ?? path.join(RESULTS_DIR, `bench-long-session-${date.replace(/[:.]/g, '-')}.json`);
+      await writeFile(file, json);
+      console.log(`Benchmark (long session only) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
+      console.log(formatLongSession(longSession).join('\n'));
+      console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+      return;
+    }
     const [agent, floor] = await Promise.all([env.startWorker('agent'), env.startWorker('floor')]);
     const plain = { dispatcher, baseUrl: llm.url, runTool: createToolRunner({ dispatcher, workspaceDir: BENCH_WORKSPACE }) };
 
@@ -71,6 +87,8 @@ async function main(): Promise<void> {
     const replay = await measureReplay(bundles.agent, history.longest, scale.replay.runs);
     progress('5/5 memory per idle session');
     const memory = await measureIdleMemory(env, scale.memory);
+    if (scale.longSession) progress(`and a long session: ${scale.longSession.turns} turns`);
+    const longSession = scale.longSession && (await measureLongSession(env, scale.longSession, progress));
     progress('and the CLI\'s start-up, beside temporal --help');
     const cli = await measureCliSpeed(env.server);
 
@@ -96,17 +114,7 @@ async function main(): Promise<void> {
 
     const partial: Omit<BenchResult, 'targets'> = {
       scale: scaleName,
-      machine: {
-        date,
-        nproc: os.availableParallelism(),
-        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
-        memTotalGb: round(os.totalmem() / GB, 1),
-        memFreeGb: round(os.freemem() / GB, 1),
-        node: process.version,
-        platform: `${os.type()} ${os.release()} ${os.arch()}`,
-        loadBefore,
-        loadAfter: load(),
-      },
+      machine: machineOf(date, loadBefore),
       server: { version: await temporalVersion(), dynamicConfig: { ...DEFAULT_DYNAMIC_CONFIG, ...args.serverConfig } },
       bundlingMs: Math.round(bundles.bundlingMs),
       durationS: Math.round((performance.now() - started) / 1000),
@@ -121,6 +129,7 @@ async function main(): Promise<void> {
       replay,
       memory,
       cli,
+      ...(longSession ? { longSession } : {}),
       ...(workerOptions ? { workerOptions } : {}),
     };
     const result: BenchResult = { ...partial, targets: checkTargets(partial) };
@@ -135,6 +144,21 @@ async function main(): Promise<void> {
     await llm.close();
     await (await bundling.catch(() => undefined))?.remove();
   }
+}
+
+/** The machine the figures come from, and how busy it was. */
+function machineOf(date: string, loadBefore: number[]): BenchResult['machine'] {
+  return {
+    date,
+    nproc: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memTotalGb: round(os.totalmem() / GB, 1),
+    memFreeGb: round(os.freemem() / GB, 1),
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    loadBefore,
+    loadAfter: load(),
+  };
 }
 
 /** `temporal --version` of the CLI the dev server runs from, e.g. `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)`. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { LongSessionSettings } from './long-session-result';
 
 /**
  * How big each measurement is. `full` is what `npm run bench` runs (minutes) and what the
@@ -20,6 +21,8 @@ export interface BenchScale {
   memory: { sessions: number; stepsPerSession: number };
   /** The worker-option sweep; skipped when absent. */
   sweep?: { runs: number; steps: number; windowMs: number };
+  /** A session of hundreds of turns that compacts and continues as new; skipped when absent. */
+  longSession?: LongSessionSettings;
 }
 
 export const SCALES: Record<'full' | 'quick', BenchScale> = {
@@ -30,6 +33,8 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     replay: { runs: 7 },
     memory: { sessions: 200, stepsPerSession: 3 },
     sweep: { runs: 5, steps: 11, windowMs: 6_000 },
+    // About 6 MiB of log: 300 turns reading 20 KiB each, under a 32 000-token window.
+    longSession: { turns: 300, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 2_000 },
   },
   quick: {
     overhead: { steps: 6, runs: 3, warmupRuns: 1 },
@@ -37,6 +42,8 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     history: { steps: [5, 50], ratioBase: 5, ratioTop: 50 },
     replay: { runs: 2 },
     memory: { sessions: 10, stepsPerSession: 2 },
+    // Seconds: four runs and a few compactions, the same code as the full case.
+    longSession: { turns: 24, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 200 },
   },
 };
 
@@ -52,6 +59,8 @@ export const BenchArgsSchema = z.strictObject({
   cpuProf: z.string().min(1).optional(),
   /** Where to write the JSON instead of bench/results/bench-<scale>-<date>.json. */
   out: z.string().min(1).optional(),
+  /** `--only long-session`: run that one benchmark of the scale, by itself (minutes instead of the whole run's tens). */
+  only: z.enum(['long-session']).optional(),
   /**
    * Extra dynamic config for the benchmark's dev server, over the project's own
    * (DEFAULT_DYNAMIC_CONFIG), e.g. to measure a server setting before adopting it.
@@ -60,9 +69,9 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--no-sweep`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--no-sweep`, `--only NAME`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
   const raw: Record<string, unknown> = { quick: false, sweep: true, serverConfig };
@@ -73,6 +82,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     else if (arg === '--out') raw.out = argv[++i];
     else if (arg?.startsWith('--out=')) raw.out = arg.slice('--out='.length);
     else if (arg === '--cpu-prof') raw.cpuProf = argv[++i];
+    else if (arg === '--only') raw.only = argv[++i];
     else if (arg === '--server-config') {
       const pair = argv[++i] ?? '';
       const eq = pair.indexOf('=');

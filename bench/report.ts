@@ -1,4 +1,5 @@
 import { CLI_TARGETS } from './cli-speed';
+import { formatLongSession } from './long-session-report';
 import type { BenchResult } from './result';
 import { table } from './table';
 
@@ -79,6 +80,7 @@ export function formatReport(r: BenchResult): string {
       ` agent --help ${r.cli.agentHelpMs} ms (target ≤ ${CLI_TARGETS.agentHelpMs}), agent list ${r.cli.agentListMs} ms (target ≤ ${CLI_TARGETS.agentListMs}), temporal --help ${r.cli.temporalHelpMs} ms;` +
       ` fastest runs ${r.cli.fastest.agentHelpMs}, ${r.cli.fastest.agentListMs} and ${r.cli.fastest.temporalHelpMs} ms`,
   );
+  if (r.longSession) out.push('', ...formatLongSession(r.longSession));
   if (r.workerOptions) {
     out.push(
       '',

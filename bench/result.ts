@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LongSessionResultSchema } from './long-session-result';
 
 /**
  * The JSON `npm run bench` writes to bench/results/. A schema rather than only a type:
@@ -118,6 +119,8 @@ export const BenchResultSchema = z.strictObject({
     temporalHelpMs: z.number(),
     fastest: z.strictObject({ agentHelpMs: z.number(), agentListMs: z.number(), temporalHelpMs: z.number() }),
   }),
+  /** bench/long-session.ts; absent in `--quick`. */
+  longSession: LongSessionResultSchema.optional(),
   /** Absent in `--quick`. */
   workerOptions: z
     .array(
