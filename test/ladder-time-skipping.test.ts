@@ -21,6 +21,7 @@ import { readLog, startSession, turnOutcomeOf, type TurnResult } from '../client
 import { cancelTurnUpdate, sendUpdate, type SessionInput } from '../workflows/api';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../workflows/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
+import type { WorkerEnv } from '../worker/config';
 import { eventually } from './support/eventually';
 import { startTimeSkippingAgent, type TimeSkippingAgent } from './support/time-skipping-agent';
 
@@ -68,11 +69,21 @@ interface Run {
 }
 
 let n = 0;
-/** One session, one message; the session ends on its idle timer, and its result is awaited, so time skips. */
-async function run(name: string, replies: ScriptedReply[], input: Partial<SessionInput> = {}, during?: (id: string, model: string) => Promise<void>): Promise<Run> {
+/**
+ * One session, one message; the session ends on its idle timer, and its result is awaited,
+ * so time skips. `onWorker` is the worker it runs on: the restartable one for a test that
+ * stops its worker mid-call.
+ */
+async function run(
+  name: string,
+  replies: ScriptedReply[],
+  input: Partial<SessionInput> = {},
+  during?: (id: string, model: string) => Promise<void>,
+  onWorker: Pick<WorkerEnv, 'AGENT_TASK_QUEUE'> = a.workerEnv,
+): Promise<Run> {
   const model = `ts-${name}-${++n}-${Date.now()}`;
   a.llm.script(model, ...replies);
-  const session = await startSession(a.env.client, a.workerEnv, { model: `anthropic:${model}`, idleTimeoutMs: 1_000, ...input });
+  const session = await startSession(a.env.client, onWorker, { model: `anthropic:${model}`, idleTimeoutMs: 1_000, ...input });
   const update = await session.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
   await during?.(session.workflowId, model);
   await a.env.client.workflow.result(session.workflowId);
@@ -161,9 +172,9 @@ describe('the default ladder on the server clock (time skipping)', () => {
       await a.llm.waitForRequests(1, { model });
       // The attempt is lost to its worker's shutdown, somewhere between these two instants.
       lostFrom = await a.env.currentTimeMs();
-      await a.restartWorker();
+      await a.restartable.restart();
       lostBy = await a.env.currentTimeMs();
-    });
+    }, a.restartable.workerEnv);
     expect(r.turn.status).toBe('completed');
     expect(r.attempts).toBe(2);
     expect(a.llm.requests({ model: r.model })).toHaveLength(2);
@@ -181,7 +192,7 @@ describe('the default ladder on the server clock (time skipping)', () => {
     const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 40_000, maxDelayMs: 40_000 };
     const r = await run('lost-cancel', [{ kind: 'text', text: 'never finished', hold: true, holdTimeoutMs: 60_000 }, ok], { retryPolicy: policy }, async (id, model) => {
       await a.llm.waitForRequests(1, { model });
-      await a.restartWorker();
+      await a.restartable.restart();
       // Awaiting the result lets the server skip Temporal's floor; the attempt then runs.
       const skipping = a.env.client.workflow.result(id).catch(() => undefined);
       await eventually('the retried attempt to start its wait', async () => {
@@ -191,7 +202,7 @@ describe('the default ladder on the server clock (time skipping)', () => {
       expect(a.llm.requests({ model })).toHaveLength(1);
       await a.env.client.workflow.getHandle(id).executeUpdate(cancelTurnUpdate);
       await skipping;
-    });
+    }, a.restartable.workerEnv);
     expect(r.turn).toMatchObject({ status: 'cancelled', failure: { type: 'cancelled' } });
     expect(a.llm.requests({ model: r.model })).toHaveLength(1);
     const events = (await a.env.client.workflow.getHandle(r.workflowId).fetchHistory()).events ?? [];

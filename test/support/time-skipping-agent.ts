@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { createLlmActivities } from '../../activities/llm/activity';
 import { workflowBundle } from '../../scripts/local-agent';
@@ -22,13 +22,20 @@ import { createTimeSkippingEnv } from '../temporal-env';
 export interface TimeSkippingAgent {
   env: TestWorkflowEnvironment;
   llm: ScriptedLlm;
+  /** The environment a session needs to run on the agent's worker. */
   workerEnv: WorkerEnv;
   /**
-   * Stops the worker and starts a new one on the same task queue: a running attempt is
+   * A second worker, on a task queue of its own, for sessions whose worker a test stops
+   * mid-call: `restart()` stops it and starts a new one on that queue. A running attempt is
    * cancelled by the shutdown and reported as a worker failure, never through the
    * activity's own ladder, so its retry is one after a LOST attempt.
+   *
+   * It caches no workflows, so it has no sticky queue: the test server never moves a Query
+   * off the sticky queue of a stopped worker (the real server does), and the retried
+   * attempt's Query for the live policy would wait for the old worker forever. The main
+   * worker keeps its cache, so the ladder's other waits are not slowed by replays.
    */
-  restartWorker(): Promise<void>;
+  restartable: { workerEnv: WorkerEnv; restart(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -41,26 +48,28 @@ export async function startTimeSkippingAgent(options: { random: () => number }):
     searchAttributes: Object.fromEntries(AGENT_SEARCH_ATTRIBUTES.map((key) => [key.name, encodeSearchAttributeIndexedValueType(key.type) ?? 0])),
   });
   const llm = await startScriptedLlm();
-  // The ladder is provider-independent (the three adapters' retries are proved on the dev
-  // server): one provider is enough here.
-  // A short shutdown grace: a restart loses the running attempt at once instead of waiting for it.
-  const workerEnv = parseWorkerEnv({ AGENT_TASK_QUEUE: `ladder-${randomUUID()}`, ANTHROPIC_BASE_URL: llm.url, ANTHROPIC_API_KEY: 'test-anthropic-key', AGENT_SHUTDOWN_GRACE_MS: '100' });
   const dispatcher = new Agent();
-  const logCache = logCacheFor(workerEnv);
-  const endpoint = (baseUrl: string, apiKey: string | undefined) => ({ baseUrl, apiKey });
-  const { callLlm } = createLlmActivities({
-    dispatcher,
-    providers: {
-      anthropic: endpoint(workerEnv.ANTHROPIC_BASE_URL, workerEnv.ANTHROPIC_API_KEY),
-      openai: endpoint(workerEnv.OPENAI_BASE_URL, workerEnv.OPENAI_API_KEY),
-      google: endpoint(workerEnv.GEMINI_BASE_URL, workerEnv.GEMINI_API_KEY),
-    },
-    streamIdleTimeoutMs: workerEnv.AGENT_LLM_IDLE_TIMEOUT_MS,
-    logCache,
-    random: options.random,
-  });
   const bundle = await workflowBundle();
-  const start = async () => {
+  const workerEnvFor = (name: string) =>
+    // The ladder is provider-independent (the three adapters' retries are proved on the dev
+    // server): one provider is enough here. A short shutdown grace: a restart loses the
+    // running attempt at once instead of waiting for it.
+    parseWorkerEnv({ AGENT_TASK_QUEUE: `${name}-${randomUUID()}`, ANTHROPIC_BASE_URL: llm.url, ANTHROPIC_API_KEY: 'test-anthropic-key', AGENT_SHUTDOWN_GRACE_MS: '100' });
+
+  const start = async (workerEnv: WorkerEnv, overrides: Partial<WorkerOptions> = {}) => {
+    const logCache = logCacheFor(workerEnv);
+    const endpoint = (baseUrl: string, apiKey: string | undefined) => ({ baseUrl, apiKey });
+    const { callLlm } = createLlmActivities({
+      dispatcher,
+      providers: {
+        anthropic: endpoint(workerEnv.ANTHROPIC_BASE_URL, workerEnv.ANTHROPIC_API_KEY),
+        openai: endpoint(workerEnv.OPENAI_BASE_URL, workerEnv.OPENAI_API_KEY),
+        google: endpoint(workerEnv.GEMINI_BASE_URL, workerEnv.GEMINI_API_KEY),
+      },
+      streamIdleTimeoutMs: workerEnv.AGENT_LLM_IDLE_TIMEOUT_MS,
+      logCache,
+      random: options.random,
+    });
     const worker: Worker = await createAgentWorker({
       connection: env.nativeConnection,
       namespace,
@@ -69,28 +78,33 @@ export async function startTimeSkippingAgent(options: { random: () => number }):
       logCache,
       workflowBundle: bundle,
       activityOverrides: { callLlm },
-      // No sticky queues: the test server never moves a Query off the sticky queue of a
-      // worker that stopped, so after a restart the activity's Query for the live policy
-      // would wait for the old worker forever (the real server falls back to the shared queue).
-      overrides: { maxCachedWorkflows: 0 },
+      overrides,
     });
-    return { worker, running: worker.run() };
+    const running = worker.run();
+    return async () => {
+      worker.shutdown();
+      await running;
+    };
   };
-  let current = await start();
-  const stop = async () => {
-    current.worker.shutdown();
-    await current.running;
-  };
+
+  const workerEnv = workerEnvFor('ladder');
+  const restartableEnv = workerEnvFor('ladder-restartable');
+  const stopMain = await start(workerEnv);
+  let stopRestartable = await start(restartableEnv, { maxCachedWorkflows: 0 });
   return {
     env,
     llm,
     workerEnv,
-    async restartWorker() {
-      await stop();
-      current = await start();
+    restartable: {
+      workerEnv: restartableEnv,
+      async restart() {
+        await stopRestartable();
+        stopRestartable = await start(restartableEnv, { maxCachedWorkflows: 0 });
+      },
     },
     async close() {
-      await stop();
+      await stopRestartable();
+      await stopMain();
       await dispatcher.close();
       await llm.close();
       await env.teardown();
