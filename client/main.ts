@@ -66,13 +66,19 @@ function commandHelp(command: CommandSummary): string {
   return `usage: npm run client -- ${command.synopsis}\n\n${command.summary}`;
 }
 
-main(process.argv.slice(2), interrupt.signal).then(
-  (code) => process.exit(code),
-  async (error: unknown) => {
-    const { explainError } = await import('./errors');
-    const { message, exitCode } = explainError(error, server);
-    if (verbose) console.error(error);
-    console.error(`client: ${message}`);
-    process.exit(exitCode);
-  },
-);
+/**
+ * Exits once everything written to stdout has left the process: stdout on a pipe is
+ * written asynchronously, and an exit right after a large write (`log --json` of a long
+ * session) would cut the output short.
+ */
+function exitAfterOutput(code: number): void {
+  process.stdout.write('', () => process.exit(code));
+}
+
+main(process.argv.slice(2), interrupt.signal).then(exitAfterOutput, async (error: unknown) => {
+  const { explainError } = await import('./errors');
+  const { message, exitCode } = explainError(error, server);
+  if (verbose) console.error(error);
+  console.error(`client: ${message}`);
+  exitAfterOutput(exitCode);
+});
