@@ -42,7 +42,12 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
   return dir;
 }
 
-/** The recorded step: search attributes (status, step count) upserted, then the LLM activity scheduled. */
+/**
+ * The recorded step: search attributes (status, step count) upserted, then the LLM activity
+ * scheduled. The alteration schedules a step's call first and upserts after it; it anchors on
+ * the step call alone, not on how the runtime builds the activity's input, so it survives a
+ * change there that keeps the order.
+ */
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
   {
     file: 'session-runtime.ts',
@@ -52,17 +57,12 @@ export const UPSERT_AFTER_SCHEDULING: Edit[] = [
   },
   {
     file: 'session-runtime.ts',
-    find: `    return llm.callLlm.executeWithOptions(`,
-    replace: `    const scheduled = llm.callLlm.executeWithOptions(`,
-  },
-  {
-    file: 'session-runtime.ts',
-    find: `...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) },
-    ]);`,
-    replace: `...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) },
-    ]);
+    find: "const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });",
+    replace: `const stepCall = (turn: number, step: number) => {
+    const scheduled = callLlm(\`step \${step} · llm \${config.model}\`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });
     publishStatus(state);
-    return scheduled;`,
+    return scheduled;
+  };`,
   },
 ];
 
