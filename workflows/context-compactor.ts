@@ -1,7 +1,8 @@
 import { patched } from '@temporalio/workflow';
 import type { SessionConfig } from './api';
 import { cutPoint, estimateAfterCompaction, estimateRequestTokens, passesThreshold, tailToCarry, type EstimateOptions, type RequestFrame } from './compaction';
-import { isCancellation } from './failure';
+import type { NonRetryableLlmErrorType } from './errors';
+import { isCancellation, summarizeFailure } from './failure';
 import { jsonBytes } from './log-pages';
 import type { LlmCallInput } from './llm-call';
 import type { AssistantMessage } from './messages';
@@ -21,8 +22,11 @@ export interface CompactorParts {
   frame: RequestFrame;
   append(event: NewSessionEvent): SessionEvent;
   /** Schedules an LLM call on the session's proxy and ladder, with this activity summary. */
-  callLlm(summary: string, input: Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'logDigest' | 'purpose'>): Promise<AssistantMessage>;
+  callLlm(summary: string, input: CompactorCall): Promise<AssistantMessage>;
 }
+
+/** What a compaction call is scheduled with; `clearToolResultsAfter` here wins over the session's. */
+export type CompactorCall = Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'logDigest' | 'purpose' | 'clearToolResultsAfter'>;
 
 /**
  * Runs a session's compactions: the decisions are compaction.ts's, the call is an LLM
@@ -34,6 +38,8 @@ export class ContextCompactor {
   readonly #parts: CompactorParts;
   readonly #window: number | null;
   readonly #options: EstimateOptions;
+  /** The cut of the last compaction before continue-as-new that failed. */
+  #failedCarryCut: number | undefined;
 
   constructor(parts: CompactorParts) {
     this.#parts = parts;
@@ -61,8 +67,13 @@ export class ContextCompactor {
    */
   async beforeContinuing(turn: number, step: number): Promise<boolean> {
     if (jsonBytes(tailToCarry(this.#parts.log.events)) <= CARRY_COMPACT_BYTES) return false;
+    // The same cut is not asked for twice: a session that decides its next move again after
+    // a failed compaction (a message came meanwhile) carries its tail as it is, or goes on.
+    const cut = cutPoint(this.#parts.log.events);
+    if (cut === undefined || cut === this.#failedCarryCut) return false;
     return this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
       if (isCancellation(error)) throw error;
+      this.#failedCarryCut = cut;
       return false;
     });
   }
@@ -75,12 +86,15 @@ export class ContextCompactor {
     const { log, frame } = this.#parts;
     const throughSeq = cutPoint(log.events);
     if (throughSeq === undefined || !patched(CONTEXT_COMPACTION_PATCH)) return false;
-    const answer = await this.#parts.callLlm(`turn ${turn} · compact · ~${tokensBefore} tokens`, {
-      turn,
-      step,
-      purpose: 'compact',
-      uptoSeq: throughSeq + 1,
-      logDigest: log.digestThrough(throughSeq),
+    const call: CompactorCall = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, logDigest: log.digestThrough(throughSeq) };
+    const summaryLine = `turn ${turn} · compact · ~${tokensBefore} tokens`;
+    const answer = await this.#parts.callLlm(summaryLine, call).catch((error: unknown) => {
+      // The conversation up to the cut is itself too long (a huge tool result in the last
+      // ended turn, say): once more with every large tool result of the turns before this
+      // one sent as its one line, or every later step would overflow the same way. The
+      // decision follows the recorded failure, so a replay takes the same path.
+      if (!isContextOverflow(error)) throw error;
+      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: 0 });
     });
     const summary = answer.text;
     const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });
@@ -97,3 +111,10 @@ export class ContextCompactor {
     return true;
   }
 }
+
+/** The provider refused the request as longer than the model's window. */
+export function isContextOverflow(error: unknown): boolean {
+  return !isCancellation(error) && summarizeFailure(error).type === CONTEXT_OVERFLOW;
+}
+
+const CONTEXT_OVERFLOW: NonRetryableLlmErrorType = 'context_overflow';

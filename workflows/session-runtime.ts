@@ -2,9 +2,7 @@ import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow'
 import type { ApprovalGate } from './approval-gate';
 import type { BudgetGuard } from './budget';
 import type { SessionConfig } from './api';
-import { ContextCompactor } from './context-compactor';
-import type { NonRetryableLlmErrorType } from './errors';
-import { isCancellation, summarizeFailure } from './failure';
+import { ContextCompactor, isContextOverflow, type CompactorCall } from './context-compactor';
 import type { LlmActivities, LlmCallInput, LlmSettings } from './llm-call';
 import { logMirror } from './log-sink';
 import { temporalRetryPolicyFor } from './retry-policy';
@@ -63,12 +61,12 @@ export function sessionRuntime(
     unmirrored.push(appended);
     return appended;
   };
-  const callLlm = (summary: string, input: Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'logDigest' | 'purpose'>) => {
+  const callLlm = (summary: string, input: CompactorCall) => {
     logMirror.appended(unmirrored.splice(0));
     const { clearToolResultsAfter } = config;
-    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()) }, [
-      { sessionId: workflowId, model: config.model, retryPolicy: state.livePolicy(), ...input, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) },
-    ]);
+    // The session's setting, unless the call says otherwise (a compaction retried after an overflow clears more).
+    const call: LlmCallInput = { sessionId: workflowId, model: config.model, retryPolicy: state.livePolicy(), ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...input };
+    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()) }, [call]);
   };
   const compactor = new ContextCompactor({ config, log, frame: settings, append, callLlm });
   const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });
@@ -101,9 +99,3 @@ export function sessionRuntime(
     compactBeforeContinuing: () => compactor.beforeContinuing(state.nextTurn - 1, state.step),
   };
 }
-
-function isContextOverflow(error: unknown): boolean {
-  return !isCancellation(error) && summarizeFailure(error).type === CONTEXT_OVERFLOW;
-}
-
-const CONTEXT_OVERFLOW: NonRetryableLlmErrorType = 'context_overflow';

@@ -78,9 +78,15 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           publishStatus(state);
           break;
         }
-        case 'continue-as-new':
-          if (await runtime.compactBeforeContinuing()) break;
+        case 'continue-as-new': {
+          const compacted = await runtime.compactBeforeContinuing();
+          // The compaction was a long wait: a message, an `end` or an open `send` that came
+          // meanwhile would be lost by continuing now, so the next move is decided again.
+          // A compaction that failed is not tried again before a turn has ended since (a new
+          // cut), so this never loops on it.
+          if (compacted || ((state.hasWork() || !allHandlersFinished()) && patched(RECHECK_AFTER_CARRY_COMPACTION))) break;
           return await continueAsNew(input, config, log.events, state, budget.budget);
+        }
         case 'end':
           state.endRequested = true;
           publishStatus(state);
@@ -106,6 +112,9 @@ function parseInput(input: SessionInput): SessionConfig {
   if (input.maxSteps === undefined && !patched(MAX_STEPS_DEFAULT_RAISED)) config.maxSteps = EARLIER_MAX_STEPS_DEFAULT;
   return config;
 }
+
+/** Sessions recorded before it continued as new at once after a failed compaction, whatever came meanwhile. */
+const RECHECK_AFTER_CARRY_COMPACTION = 'recheck-after-carry-compaction';
 
 const MAX_STEPS_DEFAULT_RAISED = 'max-steps-default-50';
 const EARLIER_MAX_STEPS_DEFAULT = 10;

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
+import { stateQuery } from '../workflows/api';
+import type { AssistantMessage } from '../workflows/messages';
+import type { SessionEvent } from '../workflows/session-log';
+import { useAgentHarness } from './support/agent-harness';
+import { eventually } from './support/eventually';
+
+const h = useAgentHarness();
+
+const usage = { inputTokens: 10, outputTokens: 2 };
+const calling: AssistantMessage = { role: 'assistant', text: '', toolCalls: [{ id: 'toolu_big', name: 'read_file', input: { path: 'big.txt' } }], stopReason: 'tool_use', usage };
+// The provider counted the big result in the answer's input: the next request's estimate starts from it.
+const answering = (text: string, inputTokens: number): AssistantMessage => ({ role: 'assistant', text, toolCalls: [], stopReason: 'end_turn', usage: { inputTokens, outputTokens: 5 } });
+
+/** One ended turn that read a file of `content`, as a fork is given it. */
+function turnThatRead(content: string, question = 'read big.txt'): SessionEvent[] {
+  const events = [
+    { type: 'turn/start', turn: 1, text: question },
+    { type: 'step/start', turn: 1, step: 1, model: 'anthropic:m' },
+    { type: 'assistant', turn: 1, step: 1, message: calling },
+    { type: 'tool/call', turn: 1, step: 1, callId: 'toolu_big', name: 'read_file', input: { path: 'big.txt' } },
+    { type: 'tool/result', turn: 1, step: 1, callId: 'toolu_big', name: 'read_file', code: 'ok', content },
+    { type: 'step/end', turn: 1, step: 1, status: 'completed' },
+    { type: 'step/start', turn: 1, step: 2, model: 'anthropic:m' },
+    { type: 'assistant', turn: 1, step: 2, message: answering('I read it.', Math.ceil(content.length / 4)) },
+    { type: 'step/end', turn: 1, step: 2, status: 'completed' },
+    { type: 'turn/end', turn: 1, status: 'completed', reason: 'answered' },
+  ];
+  return events.map((e, seq) => ({ ...e, seq, at: 0 }) as SessionEvent);
+}
+
+describe('a compaction whose own request is too long', () => {
+  it('is asked once more with the large tool results of earlier turns sent as one line, and the turn goes on', async () => {
+    const model = `compact-overflow-${Date.now()}`;
+    // 40 000 characters: 10 000 tokens, more than the whole window.
+    const big = 'q'.repeat(40_000);
+    h().llm.setContextWindow(model, 8_000);
+    h().llm.script(model, { kind: 'text', text: 'It was all q.' });
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      contextWindow: 8_000,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'a-session-that-read-a-big-file', events: turnThatRead(big) },
+    });
+
+    expect(await sendAndWait(session, 'what was in it?')).toMatchObject({ status: 'completed' });
+    const compactions = h().llm.requests({ model, purpose: 'compact' });
+    expect(compactions.map((r) => r.replyKind)).toEqual(['over_window', 'summary']);
+    expect(JSON.stringify(compactions[1]?.body)).not.toContain('qqqqqqqqqq');
+    expect(h().llm.requests({ model, purpose: 'step', replyKind: 'over_window' })).toEqual([]);
+    expect((await readLog(session)).filter((e) => e.type === 'context/compacted')).toEqual([expect.objectContaining({ turn: 2, throughSeq: 9 })]);
+    await endSession(session);
+  });
+});
+
+describe('a message sent while the compaction before continue-as-new runs', () => {
+  it('is answered even when that compaction fails: the session decides its next move again instead of continuing as new at once', async () => {
+    const model = `compact-queued-${Date.now()}`;
+    // A tail of 1.6 MB: above what a run carries without compacting first.
+    // A turn with a tool call: its history alone passes continueAsNewAfterEvents.
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'first' }, { kind: 'text', text: 'answered meanwhile' });
+    h().llm.scriptCompaction(model, { kind: 'status', status: 400, hold: true }, { kind: 'text', text: 'a summary' });
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      continueAsNewAfterEvents: 20,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'an-old-session', events: turnThatRead('x'.repeat(1_600_000)) },
+    });
+    expect(await sendAndWait(session, 'one more')).toMatchObject({ status: 'completed', turn: 2 });
+
+    await h().llm.waitForRequests(1, { model, purpose: 'compact' }, 30_000);
+    const meanwhile = sendAndWait(session, 'sent during the compaction');
+    await eventually('the message queued', async () => ((await session.query(stateQuery)).queued === 1 ? true : undefined));
+    h().llm.release(model);
+
+    expect(await meanwhile).toMatchObject({ status: 'completed', turn: 3 });
+    // After that turn the session compacts again (a new cut) and continues as new.
+    const latest = await eventually('the next run', async () => {
+      const state = await h().client.workflow.getHandle(session.workflowId).query(stateQuery);
+      return state.runs === 2 ? state : undefined;
+    });
+    expect(latest.firstSeq).toBeGreaterThan(0);
+    expect(h().llm.requests({ model, purpose: 'compact' }).map((r) => r.replyKind)).toEqual(['status', 'text']);
+    await endSession(session);
+  });
+});
