@@ -247,7 +247,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'log-copy-unproven',
     breaks: "the LLM call sends the worker's copy of the log without checking it against the step's digest",
     file: 'activities/llm/session-log-cache.ts',
-    find: '    if (held?.digests[uptoSeq] === digest) {',
+    find: '    if (held && digestUpto(held, uptoSeq) === digest) {',
     replace: '    if (held !== undefined) {',
     killers: ['test/log-cache.test.ts'],
   },
