@@ -86,6 +86,20 @@ describe('npm run bench -- --quick', () => {
     expect(result.replay.events).toBeGreaterThan(50 * 15);
   });
 
+  it('runs a long session to its end across several runs, with no request above the window and history per step flat', () => {
+    const long = result.longSession;
+    if (!long) throw new Error('the quick scale runs a long session');
+    expect(long.ranToEnd).toBe(true);
+    expect(long.turnsAnswered).toBe(long.settings.turns);
+    expect(long.runs).toBeGreaterThanOrEqual(2);
+    expect(long.log.compactions).toBeGreaterThan(0);
+    expect(long.requests.overWindow).toBe(0);
+    expect(long.requests.largestTokens).toBeLessThanOrEqual(long.settings.contextWindow);
+    const perStep = long.perRun.map((r) => r.historyBytesPerStep);
+    // Flat: carrying the whole log would grow each run's input, and so its bytes per step, run after run.
+    expect(Math.max(...perStep)).toBeLessThanOrEqual(1.5 * Math.min(...perStep));
+  });
+
   it('keeps every idle session in the worker cache while measuring its memory', () => {
     expect(result.memory.cachedWorkflows).toBe(result.memory.sessions);
   });
