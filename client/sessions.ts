@@ -15,6 +15,7 @@ import {
   type TurnOutcome,
 } from '../workflows/api';
 import type { SessionSettings } from '../workflows/session-settings';
+import { windowOf, type ModelWindowTable } from '../workflows/model-windows';
 import { spendBeyond, spendOf, type Spend } from '../workflows/spend';
 import type { agentSession } from '../workflows/session';
 import type { Message, StopReason } from '../workflows/messages';
@@ -61,8 +62,16 @@ export interface StartOptions extends SessionInput {
   workflowId?: string;
 }
 
-export async function startSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
-  const { workflowId, ...input } = options;
+/**
+ * What a session is started with: the task queue, and the model windows table the client
+ * knows (MODEL_WINDOWS merged with AGENT_MODELS_FILE, see models-file.ts); the built-in
+ * table when absent.
+ */
+export type StartEnv = Pick<ClientEnv, 'AGENT_TASK_QUEUE'> & Partial<Pick<ClientEnv, 'modelWindows'>>;
+
+export async function startSession(client: Client, env: StartEnv, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
+  const { workflowId, ...given } = options;
+  const input = { ...given, ...knownWindow(given, env.modelWindows) };
   const parsed = SessionInputSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
   return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
@@ -71,6 +80,18 @@ export async function startSession(client: Client, env: Pick<ClientEnv, 'AGENT_T
     args: [input],
     staticSummary: `agent session · ${input.model}`,
   });
+}
+
+/**
+ * Without a `contextWindow`, the model's window from the client's table goes in the session
+ * input: the session then compacts against the window it started with, whatever table the
+ * worker that runs it has. A model the table does not know gets none, and the session
+ * does not compact (watch says so).
+ */
+function knownWindow(input: SessionInput, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
+  if (input.contextWindow !== undefined) return {};
+  const window = windowOf(input.model, table);
+  return window ? { contextWindow: window.contextWindow } : {};
 }
 
 export interface TurnResult {
@@ -136,7 +157,7 @@ export type RunSettings = SessionSettings & Pick<SessionState, 'model' | 'retryP
 /** `run`: start a session, send one prompt, wait for its turn, and end the session unless kept. */
 export async function runOnce(
   client: Client,
-  env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>,
+  env: StartEnv,
   options: StartOptions & { prompt: string; keep?: boolean; onProgress?: (line: string) => void },
 ): Promise<RunResult> {
   const { prompt, keep, onProgress, ...start } = options;
@@ -184,7 +205,7 @@ export interface ForkOptions {
  * compaction at or before the cut, that compaction included: what the model is sent from
  * there on. So a fork of a long session fits in one payload, and its seqs stay the source's.
  */
-export async function forkSession(client: Client, env: Pick<ClientEnv, 'AGENT_TASK_QUEUE'>, sourceId: string, options: ForkOptions = {}) {
+export async function forkSession(client: Client, env: StartEnv, sourceId: string, options: ForkOptions = {}) {
   const source = client.workflow.getHandle<typeof agentSession>(sourceId);
   const { atSeq } = options;
   const [kept, state] = await Promise.all([readForkTail(temporalSessionRuns(client.workflow, sourceId), atSeq), source.query(stateQuery)]);

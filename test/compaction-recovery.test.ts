@@ -1,6 +1,7 @@
+import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import { stateQuery } from '../workflows/api';
+import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../workflows/api';
 import type { AssistantMessage } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
 import { useAgentHarness } from './support/agent-harness';
@@ -30,6 +31,24 @@ function turnThatRead(content: string, question = 'read big.txt'): SessionEvent[
   return events.map((e, seq) => ({ ...e, seq, at: 0 }) as SessionEvent);
 }
 
+/** The input a run of the session was started with, as its history holds it. */
+async function runInput(client: Client, workflowId: string, runId?: string): Promise<SessionInput> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  let payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const converter = client.options.loadedDataConverter;
+  for (const codec of [...converter.payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+  return converter.payloadConverter.fromPayload<SessionInput>(payloads[0]!);
+}
+
+/** The activity ids the run scheduled its LLM calls with. */
+async function llmActivityIds(client: Client, workflowId: string, runId?: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    return scheduled?.activityType?.name === 'callLlm' ? [scheduled.activityId ?? ''] : [];
+  });
+}
+
 describe('a compaction whose own request is too long', () => {
   it('is asked once more with the large tool results of earlier turns sent as one line, and the turn goes on', async () => {
     const model = `compact-overflow-${Date.now()}`;
@@ -50,7 +69,39 @@ describe('a compaction whose own request is too long', () => {
     expect(JSON.stringify(compactions[1]?.body)).not.toContain('qqqqqqqqqq');
     expect(h().llm.requests({ model, purpose: 'step', replyKind: 'over_window' })).toEqual([]);
     expect((await readLog(session)).filter((e) => e.type === 'context/compacted')).toEqual([expect.objectContaining({ turn: 2, throughSeq: 9 })]);
+    // The compaction calls are scheduled under ids naming their cut; the step's keeps Temporal's.
+    expect(await llmActivityIds(h().client, session.workflowId)).toEqual(['compact-9', 'compact-9-cleared', expect.stringMatching(/^\d+$/)]);
     await endSession(session);
+  });
+});
+
+describe('what a session compacts against', () => {
+  it('is resolved into the input by the library start: the window of the client table, which the worker may not know', async () => {
+    const model = `pinned-window-${Date.now()}`;
+    const modelWindows = { [`anthropic:${model}`]: { contextWindow: 12_345, maxOutputTokens: 1_000 } };
+    const session = await startSession(h().client, { AGENT_TASK_QUEUE: h().env.AGENT_TASK_QUEUE, modelWindows }, { model: `anthropic:${model}`, idleTimeoutMs: 120_000 });
+    expect(await runInput(h().client, session.workflowId)).toMatchObject({ contextWindow: 12_345 });
+    expect(await session.query(stateQuery)).toMatchObject({ contextWindow: 12_345 });
+    await endSession(session);
+  });
+
+  it('is pinned in the next run input when the session continues as new: the window the worker table gave, and compactAt', async () => {
+    // A model the worker knows, started without a window (as a client that does not resolve it would).
+    const model = 'claude-opus-4-5';
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'two' });
+    const session = await h().client.workflow.start(SESSION_WORKFLOW, {
+      taskQueue: h().env.AGENT_TASK_QUEUE,
+      workflowId: `pinned-can-${Date.now()}`,
+      args: [{ model: `anthropic:${model}`, continueAsNewAfterEvents: 20, idleTimeoutMs: 120_000 } satisfies SessionInput],
+    });
+    expect(await runInput(h().client, session.workflowId, session.firstExecutionRunId)).not.toHaveProperty('contextWindow');
+    expect(await sendAndWait(session, 'what is 1+1?')).toMatchObject({ status: 'completed' });
+    const next = await eventually('the next run', async () => {
+      const { runId } = await h().client.workflow.getHandle(session.workflowId).describe();
+      return runId === session.firstExecutionRunId ? undefined : runId;
+    });
+    expect(await runInput(h().client, session.workflowId, next)).toMatchObject({ contextWindow: 200_000, compactAt: 0.75 });
+    await endSession(h().client.workflow.getHandle(session.workflowId));
   });
 });
 

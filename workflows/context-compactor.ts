@@ -14,6 +14,14 @@ import type { NewSessionEvent, SessionEvent, SessionLog } from './session-log';
 export const CONTEXT_COMPACTION_PATCH = 'context-compaction';
 
 /** A tail above this is compacted before it is carried into the next run, if a turn can be cut. */
+/**
+ * Sessions recorded before it scheduled their compaction calls under Temporal's default
+ * activity ids. Since, a compaction call's id names its cut (`compact-<throughSeq>`), so a
+ * replay that would compact at another cut (a code table changed the decision) fails
+ * loudly on the id instead of going on with a different log.
+ */
+export const COMPACTION_ACTIVITY_ID_PATCH = 'compaction-activity-id';
+
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
 export interface CompactorParts {
@@ -22,7 +30,7 @@ export interface CompactorParts {
   frame: RequestFrame;
   append(event: NewSessionEvent): SessionEvent;
   /** Schedules an LLM call on the session's proxy and ladder, with this activity summary. */
-  callLlm(summary: string, input: CompactorCall): Promise<AssistantMessage>;
+  callLlm(summary: string, input: CompactorCall, activityId?: string): Promise<AssistantMessage>;
 }
 
 /** What a compaction call is scheduled with; `clearToolResultsAfter` here wins over the session's. */
@@ -88,13 +96,14 @@ export class ContextCompactor {
     if (throughSeq === undefined || !patched(CONTEXT_COMPACTION_PATCH)) return false;
     const call: CompactorCall = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, logDigest: log.digestThrough(throughSeq) };
     const summaryLine = `turn ${turn} · compact · ~${tokensBefore} tokens`;
-    const answer = await this.#parts.callLlm(summaryLine, call).catch((error: unknown) => {
+    const id = patched(COMPACTION_ACTIVITY_ID_PATCH) ? `compact-${throughSeq}` : undefined;
+    const answer = await this.#parts.callLlm(summaryLine, call, id).catch((error: unknown) => {
       // The conversation up to the cut is itself too long (a huge tool result in the last
       // ended turn, say): once more with every large tool result of the turns before this
       // one sent as its one line, or every later step would overflow the same way. The
       // decision follows the recorded failure, so a replay takes the same path.
       if (!isContextOverflow(error)) throw error;
-      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: 0 });
+      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: 0 }, id && `${id}-cleared`);
     });
     const summary = answer.text;
     const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });

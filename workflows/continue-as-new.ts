@@ -5,6 +5,7 @@ import { WORKFLOW_ERROR_TYPES } from './errors';
 import { jsonBytes } from './log-pages';
 import { tailToCarry, toolListCutOff } from './compaction';
 import { CONTEXT_COMPACTION_PATCH } from './context-compactor';
+import { sessionContextWindow } from './model-windows';
 import type { SessionEvent, SessionLog } from './session-log';
 import type { SessionState } from './session-state';
 
@@ -21,19 +22,29 @@ export function historyIsLong(config: SessionConfig): boolean {
  * A session recorded before compaction carried its whole log and counted from it.
  */
 export async function continueAsNew(input: SessionInput, config: SessionConfig, events: readonly SessionEvent[], state: SessionState, budget: Budget): Promise<never> {
-  const carried = { retryPolicy: state.retryPolicy, turnsRun: state.turnsRun, runs: (config.continued?.runs ?? 1) + 1, budget };
-  const next: SessionInput = {
-    ...input,
-    // Keeps where the session was forked from; its events are part of the log now.
-    fork: config.fork && { ...config.fork, events: [] },
-    continued: patched(CONTEXT_COMPACTION_PATCH) ? { ...carried, ...countsAndTail(events, state) } : { ...carried, events: [...events] },
-  };
+  const next = nextRunInput(input, config, events, state, budget);
   assertCarriable(next);
   // A versioned worker (AGENT_DEPLOYMENT_NAME) runs sessions Pinned to its version, so
   // a deploy never replays a running session on new code; here, between runs, is where
   // a session moves: the next run starts on the deployment's current version.
   // Unversioned workers ignore it.
   return makeContinueAsNewFunc<(input: SessionInput) => Promise<SessionResult>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+}
+
+/** The input the next run would be started with now: what `continueAsNew` carries, and what its size is judged on. */
+export function nextRunInput(input: SessionInput, config: SessionConfig, events: readonly SessionEvent[], state: SessionState, budget: Budget): SessionInput {
+  const carried = { retryPolicy: state.retryPolicy, turnsRun: state.turnsRun, runs: (config.continued?.runs ?? 1) + 1, budget };
+  const window = sessionContextWindow(config);
+  return {
+    ...input,
+    // The compaction decisions depend on these; pinned, a worker with another windows table
+    // or another default decides as the session started.
+    ...(window === null ? {} : { contextWindow: window }),
+    compactAt: config.compactAt,
+    // Keeps where the session was forked from; its events are part of the log now.
+    fork: config.fork && { ...config.fork, events: [] },
+    continued: patched(CONTEXT_COMPACTION_PATCH) ? { ...carried, ...countsAndTail(events, state) } : { ...carried, events: [...events] },
+  };
 }
 
 function countsAndTail(events: readonly SessionEvent[], state: SessionState) {

@@ -61,12 +61,12 @@ export function sessionRuntime(
     unmirrored.push(appended);
     return appended;
   };
-  const callLlm = (summary: string, input: CompactorCall) => {
+  const callLlm = (summary: string, input: CompactorCall, activityId?: string) => {
     logMirror.appended(unmirrored.splice(0));
     const { clearToolResultsAfter } = config;
     // The session's setting, unless the call says otherwise (a compaction retried after an overflow clears more).
     const call: LlmCallInput = { sessionId: workflowId, model: config.model, retryPolicy: state.livePolicy(), ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...input };
-    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()) }, [call]);
+    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
   };
   const compactor = new ContextCompactor({ config, log, frame: settings, append, callLlm });
   const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });

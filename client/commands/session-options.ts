@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SessionInputSchema } from '../../workflows/api';
 import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
-import { windowOf, type ModelWindowTable } from '../../workflows/model-windows';
 import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
 import { durationMs } from '../../workflows/turn-limits';
 import type { ClientEnv } from '../config';
@@ -262,7 +261,8 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
       Object.assign(fromFlags, { [setting]: settingValue });
     }
   }
-  const options: StartOptions = {
+  // The model's window is resolved by startSession, from env.modelWindows.
+  return {
     model: env.AGENT_MODEL,
     ...(env.AGENT_MAX_STEPS === undefined ? {} : { maxSteps: env.AGENT_MAX_STEPS }),
     ...(env.AGENT_MAX_TOKENS === undefined ? {} : { maxTokens: env.AGENT_MAX_TOKENS }),
@@ -270,17 +270,4 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
     ...defaultMcpServers(process.env),
     ...fromFlags,
   };
-  return { ...options, ...knownWindow(options, env.modelWindows) };
-}
-
-/**
- * Without --context-window, the model's window from the client's table (MODEL_WINDOWS and
- * AGENT_MODELS_FILE) goes in the session input: the session then compacts against the
- * window it started with, whatever table the worker that runs it has. A model the table
- * does not know gets none, and the session does not compact (watch says so).
- */
-function knownWindow(options: StartOptions, table: ModelWindowTable): Pick<StartOptions, 'contextWindow'> {
-  if (options.contextWindow !== undefined) return {};
-  const window = windowOf(options.model, table);
-  return window ? { contextWindow: window.contextWindow } : {};
 }
