@@ -136,3 +136,26 @@ describe('a message sent while the compaction before continue-as-new runs', () =
     await endSession(session);
   });
 });
+
+describe('the compaction before continue-as-new', () => {
+  it('is judged on the whole next run input: a tail under 1 MiB with a large system prompt is compacted first', async () => {
+    const model = `carry-measure-${Date.now()}`;
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'two' });
+    // A tail of about 0.97 MB and a system prompt of 0.1 MB: together above 1 MiB.
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      system: 'S'.repeat(100_000),
+      continueAsNewAfterEvents: 20,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'an-old-session', events: turnThatRead('x'.repeat(960_000)) },
+    });
+    expect(await sendAndWait(session, 'what is 1+1?')).toMatchObject({ status: 'completed' });
+    const state = await eventually('the next run', async () => {
+      const s = await h().client.workflow.getHandle(session.workflowId).query(stateQuery);
+      return s.runs === 2 ? s : undefined;
+    });
+    expect(h().llm.requests({ model, purpose: 'compact' })).toHaveLength(1);
+    expect(state.firstSeq).toBeGreaterThan(10);
+    await endSession(session);
+  });
+});

@@ -1,9 +1,8 @@
 import { patched } from '@temporalio/workflow';
 import type { SessionConfig } from './api';
-import { cutPoint, estimateAfterCompaction, estimateRequestTokens, passesThreshold, tailToCarry, type EstimateOptions, type RequestFrame } from './compaction';
+import { cutPoint, estimateAfterCompaction, estimateRequestTokens, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
 import type { NonRetryableLlmErrorType } from './errors';
 import { isCancellation, summarizeFailure } from './failure';
-import { jsonBytes } from './log-pages';
 import type { LlmCallInput } from './llm-call';
 import type { AssistantMessage } from './messages';
 import { parseModelRef } from './model-ref';
@@ -69,12 +68,14 @@ export class ContextCompactor {
   }
 
   /**
-   * Before continuing as new: compacts when the tail to carry is too large and a turn can be
+   * Before continuing as new: compacts when the next run's input is too large and a turn can be
    * cut. True when it did. A compaction that failed (its activity shows why) is no reason
    * to end the session: the tail is carried as it is, if it fits.
    */
-  async beforeContinuing(turn: number, step: number): Promise<boolean> {
-    if (jsonBytes(tailToCarry(this.#parts.log.events)) <= CARRY_COMPACT_BYTES) return false;
+  async beforeContinuing(turn: number, step: number, carriedBytes: () => number): Promise<boolean> {
+    // Judged on all the next run would be given (the tail, the system prompt, the outcomes,
+    // the tool list), as continue-as-new judges whether it can be carried at all.
+    if (carriedBytes() <= CARRY_COMPACT_BYTES) return false;
     // The same cut is not asked for twice: a session that decides its next move again after
     // a failed compaction (a message came meanwhile) carries its tail as it is, or goes on.
     const cut = cutPoint(this.#parts.log.events);

@@ -72,9 +72,9 @@ export function recordCarriedToolList(log: SessionLog, config: SessionConfig, no
 
 /**
  * The log's tail travels to the next run as workflow input, and Temporal refuses a payload
- * above 2 MiB (a refused continue-as-new would fail the workflow task again and again). A
- * tail above 1 MiB is compacted first (context-compactor.ts), so only a tail that cannot be
- * cut, the events of one turn, gets here this large. The session ends then, clearly,
+ * above 2 MiB (a refused continue-as-new would fail the workflow task again and again). An
+ * input above 1 MiB has its log compacted first (context-compactor.ts), so only a tail that
+ * cannot be cut, the events of one turn, gets here this large. The session ends then, clearly,
  * rather than growing its history until Temporal terminates it at the history limit; its
  * log stays readable and can be forked from an earlier event.
  */

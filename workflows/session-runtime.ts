@@ -39,7 +39,7 @@ export interface RuntimeParts {
  * its tail is large. It answers whether it compacted: the session then decides its next
  * move again, since a message may have been sent while the compaction ran.
  */
-export type SessionRuntime = TurnRuntime & { compactBeforeContinuing(): Promise<boolean> };
+export type SessionRuntime = TurnRuntime & { compactBeforeContinuing(carriedBytes: () => number): Promise<boolean> };
 
 /** The session's side of a turn: its log and state, its budget, its LLM calls and approvals. */
 export function sessionRuntime(
@@ -96,6 +96,6 @@ export function sessionRuntime(
       }),
     ...tools,
     awaitApproval: (turn, step, call) => approvals.request(turn, step, call),
-    compactBeforeContinuing: () => compactor.beforeContinuing(state.nextTurn - 1, state.step),
+    compactBeforeContinuing: (carriedBytes) => compactor.beforeContinuing(state.nextTurn - 1, state.step, carriedBytes),
   };
 }

@@ -10,7 +10,8 @@ import {
 import { SessionInputSchema, describeIssues, type SessionConfig, type SessionInput, type SessionResult } from './api';
 import { ApprovalGate } from './approval-gate';
 import { BudgetGuard, budgetOf } from './budget';
-import { continueAsNew, historyIsLong, recordCarriedToolList } from './continue-as-new';
+import { continueAsNew, historyIsLong, nextRunInput, recordCarriedToolList } from './continue-as-new';
+import { jsonBytes } from './log-pages';
 import { WORKFLOW_ERROR_TYPES } from './errors';
 import type { LlmSettings } from './llm-call';
 import { logMirror } from './log-sink';
@@ -79,7 +80,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           break;
         }
         case 'continue-as-new': {
-          const compacted = await runtime.compactBeforeContinuing();
+          const compacted = await runtime.compactBeforeContinuing(() => jsonBytes(nextRunInput(input, config, log.events, state, budget.budget)));
           // The compaction was a long wait: a message, an `end` or an open `send` that came
           // meanwhile would be lost by continuing now, so the next move is decided again.
           // A compaction that failed is not tried again before a turn has ended since (a new
