@@ -33,7 +33,7 @@ export interface CompactorParts {
 }
 
 /** What a compaction call is scheduled with; `clearToolResultsAfter` here wins over the session's. */
-export type CompactorCall = Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'logDigest' | 'purpose' | 'clearToolResultsAfter'>;
+export type CompactorCall = Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'toolsUptoSeq' | 'logDigest' | 'purpose' | 'clearToolResultsAfter'>;
 
 /**
  * Runs a session's compactions: the decisions are compaction.ts's, the call is an LLM
@@ -95,7 +95,9 @@ export class ContextCompactor {
     const { log, frame } = this.#parts;
     const throughSeq = cutPoint(log.events);
     if (throughSeq === undefined || !patched(CONTEXT_COMPACTION_PATCH)) return false;
-    const call: CompactorCall = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, logDigest: log.digestThrough(throughSeq) };
+    // The MCP tools offered are those of the whole run so far, whose copy of a tool list the
+    // last run's tail left out comes after that tail.
+    const call: CompactorCall = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, toolsUptoSeq: log.nextSeq, logDigest: log.digest };
     const summaryLine = `turn ${turn} · compact · ~${tokensBefore} tokens`;
     const id = patched(COMPACTION_ACTIVITY_ID_PATCH) ? `compact-${throughSeq}` : undefined;
     const answer = await this.#parts.callLlm(summaryLine, call, id).catch((error: unknown) => {

@@ -36,6 +36,13 @@ export interface LlmCallInput {
    * text becomes a `context/compacted` event's summary (workflows/compaction.ts).
    */
   purpose?: 'step' | 'compact';
+  /**
+   * A compaction's MCP tools come from the run's events `< toolsUptoSeq` (the workflow passes
+   * the log's next seq): a run's copy of a tool list its tail cut off is recorded after the
+   * tail, so after the cut. `logDigest` is then of those events. Absent (steps, and calls
+   * scheduled before it): `uptoSeq`.
+   */
+  toolsUptoSeq?: number;
   /** The session's `clearToolResultsAfter`: old large tool results are sent as one line (conversation.ts). */
   clearToolResultsAfter?: number;
   /** The policy when the call was scheduled; the activity prefers the session's live one (see `retryPolicyQuery`). */

@@ -77,7 +77,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
         if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now(), random);
         const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
-        const { settings, events, matched } = await deps.logCache.read(run, input.uptoSeq, input.logDigest, {
+        const { settings, events: read, matched } = await deps.logCache.read(run, input.toolsUptoSeq ?? input.uptoSeq, input.logDigest, {
           settings: () => session.query(llmSettingsQuery),
           page: (fromSeq) => session.query(logQuery, { fromSeq }),
         });
@@ -87,6 +87,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
             logDigest: input.logDigest,
           });
         }
+        // A compaction reads the run's whole log for its MCP tools, its conversation only to the cut.
+        const events = input.toolsUptoSeq === undefined ? read : read.filter((e) => e.seq < input.uptoSeq);
         const conversation = conversationOf(events, provider, {
           currentTurn: input.turn,
           ...(input.clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter: input.clearToolResultsAfter }),
@@ -95,7 +97,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         const messages = compacting ? compactionMessages(conversation) : conversation;
         span.sending(messages);
         // The MCP tools are those recorded in the log this call was scheduled with.
-        const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, events), messages, model }, {
+        const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, read), messages, model }, {
           dispatcher: deps.dispatcher,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,
