@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
+import { unpairedToolCalls } from './support/pairing';
 
 /**
  * The scripted LLM refuses a request whose tool calls and results are not paired, as each
@@ -111,7 +112,7 @@ describe('the scripted LLM refuses a tool call split from its result, as the pro
     expect(llm.requests({ model, replyKind: 'unpaired' })).toHaveLength(2);
   });
 
-  it('Gemini: fewer function responses than calls, and responses after a turn without calls', async () => {
+  it('Gemini: fewer function responses than calls, responses after a turn without calls, and more responses than calls', async () => {
     const model = modelName();
     const missing = await gemini(model, [
       { role: 'user', parts: [{ text: 'add' }] },
@@ -132,7 +133,13 @@ describe('the scripted LLM refuses a tool call split from its result, as the pro
       { role: 'user', parts: [response] },
     ]);
     expect(orphan.error?.message).toBe('Please ensure that function response turn comes immediately after a function call turn.');
-    expect(llm.requests({ model, replyKind: 'unpaired' })).toHaveLength(2);
+    const extra = await gemini(model, [
+      { role: 'user', parts: [{ text: 'add' }] },
+      { role: 'model', parts: [call] },
+      { role: 'user', parts: [response, response] },
+    ]);
+    expect(extra.error?.message).toMatch(/^Please ensure that the number of function response parts is equal to the number of function call parts/);
+    expect(llm.requests({ model, replyKind: 'unpaired' })).toHaveLength(3);
   });
 
   it('plays no scripted reply for a refused request: the reply waits for a request that is paired', async () => {
@@ -147,6 +154,23 @@ describe('the scripted LLM refuses a tool call split from its result, as the pro
     ]);
     expect(paired.status).toBe(200);
     expect(llm.pending(model)).toBe(0);
+  });
+});
+
+describe('the pairing check tests run on recorded bodies (the one the server refuses by)', () => {
+  it('names a call without its result by its id, and a result without its call as result:ID', () => {
+    expect(
+      unpairedToolCalls({
+        messages: [
+          { role: 'assistant', content: [toolUse('toolu_g')] },
+          { role: 'user', content: 'no result here' },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: [toolResult('toolu_g')] },
+        ],
+      }),
+    ).toEqual(['toolu_g', 'result:toolu_g']);
+    expect(unpairedToolCalls({ messages: [{ role: 'tool', tool_call_id: 'call_h', content: '2' }] })).toEqual(['result:call_h']);
+    expect(unpairedToolCalls({ contents: [{ role: 'model', parts: [{ text: 'hi' }] }, { role: 'user', parts: [response] }] })).toEqual(['result:calculator@1.0']);
   });
 });
 

@@ -19,8 +19,12 @@
 export type PairingFault =
   /** A call with no result where the provider looks for it. `at` is the message holding the call. */
   | { kind: 'call_without_result'; at: number; ids: string[] }
-  /** A result that answers no call of the message before it. `at`, `part`: where the result is. */
-  | { kind: 'result_without_call'; at: number; part: number; ids: string[] }
+  /**
+   * A result that answers no call of the message before it. `at`, `part`: where the result
+   * is. `callsBefore`: how many calls the message before it made (Gemini words "more
+   * responses than calls" apart from "responses after no calls").
+   */
+  | { kind: 'result_without_call'; at: number; part: number; ids: string[]; callsBefore?: number }
   /**
    * Gemini: as many responses as calls, but not answering them in order by name. Gemini
    * itself does not check names; the agent pairs by position and name, so tests do.
@@ -122,7 +126,9 @@ function faultsInContents(contents: unknown[]): PairingFault[] {
       const before = contents[i - 1];
       const answered = roleOf(before) === 'model' ? partsOf(before).filter((p) => p.functionCall).length : 0;
       const orphans = responses.slice(answered);
-      if (orphans.length > 0) faults.push({ kind: 'result_without_call', at: i, part: orphans[0]!.part, ids: orphans.map((r) => `${r.name}@${i}.${r.part}`) });
+      if (orphans.length > 0) {
+        faults.push({ kind: 'result_without_call', at: i, part: orphans[0]!.part, ids: orphans.map((r) => `${r.name}@${i}.${r.part}`), callsBefore: answered });
+      }
     }
     if (calls.length === 0) return;
     const next = contents[i + 1];

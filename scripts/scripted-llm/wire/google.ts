@@ -147,7 +147,7 @@ export const google: Dialect = {
 
   unpaired(fault) {
     const message =
-      fault.kind === 'result_without_call'
+      fault.kind === 'result_without_call' && !fault.callsBefore
         ? 'Please ensure that function response turn comes immediately after a function call turn.'
         : 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
     return { status: 400, body: google.errorBody(400, { errorType: 'INVALID_ARGUMENT', message }) };
