@@ -159,3 +159,49 @@ describe('the compaction before continue-as-new', () => {
     await endSession(session);
   });
 });
+
+describe('a compaction and the budget', () => {
+  it('refuses the step call after a compaction that spent past a hard limit: the turn fails budget_exceeded and no step request goes out', async () => {
+    const model = `compact-budget-${Date.now()}`;
+    h().llm.setContextWindow(model, 8_000);
+    h().llm.scriptCompaction(model, { kind: 'text', text: 'a costly summary', usage: { inputTokens: 100_000, outputTokens: 5 } });
+    h().llm.script(model, { kind: 'text', text: 'never sent' });
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      contextWindow: 8_000,
+      budgetTokens: 50_000,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'a-session-that-read-a-big-file', events: turnThatRead('q'.repeat(28_000)) },
+    });
+    const outcome = await sendAndWait(session, 'what was in it?');
+    expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'budget_exceeded' } });
+    expect(h().llm.requests({ model, purpose: 'compact' })).toHaveLength(1);
+    expect(h().llm.requests({ model, purpose: 'step' })).toEqual([]);
+    await endSession(session);
+  });
+
+  it('skips the compaction before continue-as-new once a hard limit is reached, and carries the tail as it is', async () => {
+    const model = `carry-budget-${Date.now()}`;
+    h().llm.script(
+      model,
+      { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }], usage: { inputTokens: 10, outputTokens: 2 } },
+      { kind: 'text', text: 'two', usage: { inputTokens: 400_000, outputTokens: 5 } },
+    );
+    // A tail of 1.2 MB: above what a run carries without compacting first, under what it can carry.
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      budgetTokens: 600_000,
+      continueAsNewAfterEvents: 20,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'an-old-session', events: turnThatRead('x'.repeat(1_200_000)) },
+    });
+    expect(await sendAndWait(session, 'what is 1+1?')).toMatchObject({ status: 'completed' });
+    const state = await eventually('the next run', async () => {
+      const s = await h().client.workflow.getHandle(session.workflowId).query(stateQuery);
+      return s.runs === 2 ? s : undefined;
+    });
+    expect(state.firstSeq).toBe(0);
+    expect(h().llm.requests({ model, purpose: 'compact' })).toEqual([]);
+    await endSession(session);
+  });
+});

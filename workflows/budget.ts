@@ -91,6 +91,11 @@ export class BudgetGuard {
     this.#refuseOver(spend(), 1);
   }
 
+  /** No hard limit is reached: the next LLM call would be admitted without a refusal. */
+  allows(spend: Spend): boolean {
+    return !this.#over(spend, 1);
+  }
+
   #over(spend: Spend, share: number): boolean {
     const { usd, tokens } = this.#budget;
     if (usd !== undefined && (spend.costUsd === null || spend.costUsd >= usd * share)) return true;

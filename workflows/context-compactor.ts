@@ -23,8 +23,17 @@ export const COMPACTION_ACTIVITY_ID_PATCH = 'compaction-activity-id';
 
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
+/**
+ * Sessions recorded before it made their compaction calls outside the budget: one before
+ * continue-as-new ran with a hard limit reached, and a step's call went after a compaction
+ * that spent past it.
+ */
+export const COMPACTION_BUDGET_PATCH = 'compaction-budget';
+
 export interface CompactorParts {
   config: SessionConfig;
+  /** The session's budget against its spend now: `admit` throws `budget_exceeded` when a hard limit is reached. */
+  budget: { allows(): boolean; admit(turn: number, step: number): Promise<void> };
   log: SessionLog;
   frame: RequestFrame;
   append(event: NewSessionEvent): SessionEvent;
@@ -59,12 +68,14 @@ export class ContextCompactor {
   async beforeStep(turn: number, step: number): Promise<void> {
     const estimate = this.#estimate(turn);
     if (!passesThreshold(estimate, this.#window, this.#parts.config.compactAt)) return;
-    await this.#compact(turn, step, estimate);
+    if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
   }
 
   /** After the provider refused a step's request as too long: compacts whatever the estimate. False when nothing can be cut. */
-  afterOverflow(turn: number, step: number): Promise<boolean> {
-    return this.#compact(turn, step, this.#estimate(turn));
+  async afterOverflow(turn: number, step: number): Promise<boolean> {
+    const compacted = await this.#compact(turn, step, this.#estimate(turn));
+    if (compacted) await this.#admitAfterCompaction(turn, step);
+    return compacted;
   }
 
   /**
@@ -80,11 +91,22 @@ export class ContextCompactor {
     // a failed compaction (a message came meanwhile) carries its tail as it is, or goes on.
     const cut = cutPoint(this.#parts.log.events);
     if (cut === undefined || cut === this.#failedCarryCut) return false;
+    // With a hard limit reached the session spends nothing more: the tail goes as it is (the
+    // next turn's admission refuses its first call, unless the budget is raised).
+    if (!this.#parts.budget.allows() && patched(COMPACTION_BUDGET_PATCH)) return false;
     return this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
       if (isCancellation(error)) throw error;
       this.#failedCarryCut = cut;
       return false;
     });
+  }
+
+  /**
+   * The step's own admission came before its compaction; the compaction spent too, so the
+   * step's call goes only while the budget still allows it.
+   */
+  async #admitAfterCompaction(turn: number, step: number): Promise<void> {
+    if (!this.#parts.budget.allows() && patched(COMPACTION_BUDGET_PATCH)) await this.#parts.budget.admit(turn, step);
   }
 
   #estimate(turn: number): number {

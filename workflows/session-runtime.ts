@@ -68,7 +68,14 @@ export function sessionRuntime(
     const call: LlmCallInput = { sessionId: workflowId, model: config.model, retryPolicy: state.livePolicy(), ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...input };
     return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
   };
-  const compactor = new ContextCompactor({ config, log, frame: settings, append, callLlm });
+  const compactor = new ContextCompactor({
+    config,
+    budget: { allows: () => budget.allows(state.spend), admit: (turn, step) => budget.admit(turn, step, () => state.spend) },
+    log,
+    frame: settings,
+    append,
+    callLlm,
+  });
   const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });
   return {
     model: config.model,
