@@ -205,3 +205,21 @@ describe('a compaction and the budget', () => {
     await endSession(session);
   });
 });
+
+describe('a step whose request would leave the answer too little room', () => {
+  it('compacts first, though the request is under compactAt of the window', async () => {
+    const model = `answer-room-${Date.now()}`;
+    h().llm.script(model, { kind: 'text', text: 'room enough' });
+    // About 5 000 tokens of a 10 000-token window: under 0.75 of it, but 5 000 + 6 000 passes it.
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      contextWindow: 10_000,
+      maxTokens: 6_000,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'a-session-that-read-a-file', events: turnThatRead('q'.repeat(20_000)) },
+    });
+    expect(await sendAndWait(session, 'what was in it?')).toMatchObject({ status: 'completed' });
+    expect(h().llm.requests({ model, purpose: 'compact' })).toHaveLength(1);
+    await endSession(session);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SessionInputSchema } from '../workflows/api';
-import { cutPoint, estimateAfterCompaction, estimateRequestTokens, passesThreshold, tailToCarry, tokensOfChars, toolListCutOff, type RequestFrame } from '../workflows/compaction';
+import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, tailToCarry, tokensOfChars, toolListCutOff, type RequestFrame } from '../workflows/compaction';
 import { conversationOf } from '../workflows/conversation';
 import type { AssistantMessage } from '../workflows/messages';
 import { MODEL_WINDOWS, ModelWindowsFileSchema, sessionContextWindow, windowOf } from '../workflows/model-windows';
@@ -121,6 +121,19 @@ describe('the estimate of the next request', () => {
     expect(passesThreshold(7_501, 10_000, 0.75)).toBe(true);
     expect(passesThreshold(7_500, 10_000, 0.75)).toBe(false);
     expect(passesThreshold(1e9, null, 0.75)).toBe(false);
+  });
+});
+
+describe('room for the answer', () => {
+  it('is missing when the estimate plus the answer cap passes the window, below compactAt too', () => {
+    expect(passesThreshold(5_000, 10_000, 0.75)).toBe(false);
+    expect(leavesNoRoomForAnswer(5_000, 10_000, 6_000)).toBe(true);
+    expect(leavesNoRoomForAnswer(4_000, 10_000, 6_000)).toBe(false);
+  });
+
+  it('is not judged for an unknown window, or a cap the window could never hold', () => {
+    expect(leavesNoRoomForAnswer(5_000, null, 6_000)).toBe(false);
+    expect(leavesNoRoomForAnswer(100, 8_000, 32_000)).toBe(false);
   });
 });
 

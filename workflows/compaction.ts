@@ -88,6 +88,16 @@ export function passesThreshold(estimate: number, window: number | null, compact
 }
 
 /**
+ * The request would leave the answer less than `maxTokens` of the window: the provider
+ * would refuse it or cut the answer short. Only for a cap below the window; a cap at or
+ * above it (the default 32 000 against a small window) could never be honoured, and would
+ * make every step compact.
+ */
+export function leavesNoRoomForAnswer(estimate: number, window: number | null, maxTokens: number): boolean {
+  return window !== null && maxTokens < window && estimate + maxTokens > window;
+}
+
+/**
  * What the next run needs of the log: the events after the last compaction's cut (the
  * compaction itself among them, so its summary still applies), seqs kept. The events
  * before stay readable in this run.

@@ -1,6 +1,6 @@
 import { patched } from '@temporalio/workflow';
 import type { SessionConfig } from './api';
-import { cutPoint, estimateAfterCompaction, estimateRequestTokens, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
+import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
 import type { NonRetryableLlmErrorType } from './errors';
 import { isCancellation, summarizeFailure } from './failure';
 import type { LlmCallInput } from './llm-call';
@@ -20,6 +20,9 @@ export const CONTEXT_COMPACTION_PATCH = 'context-compaction';
  * loudly on the id instead of going on with a different log.
  */
 export const COMPACTION_ACTIVITY_ID_PATCH = 'compaction-activity-id';
+
+/** Sessions recorded before it compacted only at `compactAt` of the window, whatever room that left the answer. */
+export const ROOM_FOR_ANSWER_PATCH = 'compact-for-answer-room';
 
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
@@ -67,7 +70,9 @@ export class ContextCompactor {
   /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window. */
   async beforeStep(turn: number, step: number): Promise<void> {
     const estimate = this.#estimate(turn);
-    if (!passesThreshold(estimate, this.#window, this.#parts.config.compactAt)) return;
+    const { compactAt, maxTokens } = this.#parts.config;
+    const due = passesThreshold(estimate, this.#window, compactAt) || (leavesNoRoomForAnswer(estimate, this.#window, maxTokens) && patched(ROOM_FOR_ANSWER_PATCH));
+    if (!due) return;
     if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
   }
 
