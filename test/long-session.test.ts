@@ -174,11 +174,13 @@ describe('a 60-turn session with 2 KiB tool results in an 8 000-token window', (
   });
 
   it('fork --at an event of the first run gives a session that answers a new message', async () => {
-    const { workflowId, firstRunId, model, log } = long();
+    const { workflowId, firstRunId, model, log, state } = long();
+    // The first run is closed: a worker answers its Query by replaying it.
     const first = await handle(workflowId, firstRunId).query(stateQuery);
-    // The last turn the first run ended: read from that run, not from the latest.
+    expect(first.firstSeq).toBe(0);
+    // The last turn the first run ended, long before the latest run's first event.
     const cut = log.filter((e) => e.type === 'turn/end' && e.seq < first.events).at(-1);
-    expect(cut).toBeDefined();
+    expect(cut?.seq).toBeLessThan(state.firstSeq);
     const result = await cli('fork', workflowId, '--at', String(cut?.seq), '--json');
     expect(result.code, result.stderr).toBe(0);
     const fork = handle((JSON.parse(result.stdout) as { workflowId: string }).workflowId);
