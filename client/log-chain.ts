@@ -77,10 +77,31 @@ export async function readLogChain(runs: SessionRuns, range: LogRange = {}): Pro
  * only its tail.
  */
 export async function readForkTail(runs: SessionRuns, atSeq?: number): Promise<SessionEvent[]> {
+  return (await readForkStart(runs, atSeq)).events;
+}
+
+export interface ForkStart {
+  /** The tail the fork is given (see {@link readForkTail}). */
+  events: SessionEvent[];
+  /** The latest MCP tool list at or before the cut when it falls before the tail: the fork records it again first, as a continued run does. */
+  toolsListed?: ToolsListed;
+}
+
+type ToolsListed = Extract<SessionEvent, { type: 'tools/listed' }>;
+
+/**
+ * The tail a fork at `atSeq` is given, and, with `toolList`, the latest MCP tool list at or
+ * before the cut that the tail leaves out. That list is looked for further back only when
+ * the events read for the tail lack it: every run that continued as new recorded a copy
+ * of a list its tail left out, so it is seldom more than a run back.
+ */
+export async function readForkStart(runs: SessionRuns, atSeq?: number, options: { toolList?: boolean } = {}): Promise<ForkStart> {
   let cut = atSeq;
   let kept: SessionEvent[] = [];
   let oldest: SessionRun | undefined;
-  for await (const segment of segmentsBack(runs)) {
+  const back = segmentsBack(runs);
+  for (let next = await back.next(); !next.done; next = await back.next()) {
+    const segment = next.value;
     const { run } = segment;
     if (oldest === undefined) {
       cut ??= run.nextSeq - 1;
@@ -90,13 +111,41 @@ export async function readForkTail(runs: SessionRuns, atSeq?: number): Promise<S
     const upto = Math.min(segment.endSeq, (cut ?? -1) + 1);
     if (run.firstSeq < upto) kept = [...(await readSegment(runs, segment, run.firstSeq, upto)), ...kept];
     const compaction = lastCompaction(kept);
-    if (compaction && (kept[0]?.seq ?? 0) <= compaction.throughSeq + 1) return contiguous(kept.filter((e) => e.seq > compaction.throughSeq));
+    if (compaction && (kept[0]?.seq ?? 0) <= compaction.throughSeq + 1) {
+      const events = contiguous(kept.filter((e) => e.seq > compaction.throughSeq));
+      if (!options.toolList || latestToolList(events)) return { events };
+      const toolsListed = latestToolList(kept.filter((e) => e.seq <= compaction.throughSeq)) ?? (await toolListBefore(runs, back, kept[0]?.seq ?? 0));
+      return toolsListed ? { events, toolsListed } : { events };
+    }
   }
   // Only a fork's log starts after 0: it holds its source's events from the compaction it was cut after.
   if (oldest && cut !== undefined && cut >= 0 && cut < oldest.firstSeq) {
     throw new ConfigError(`--at ${cut} is before the start of the source log (its first event is ${oldest.firstSeq})`);
   }
-  return contiguous(kept);
+  return { events: contiguous(kept) };
+}
+
+/** The latest tool list in the runs still to be read, below `belowSeq`, the runs read latest first until one has it. */
+async function toolListBefore(runs: SessionRuns, back: AsyncGenerator<Segment>, belowSeq: number): Promise<ToolsListed | undefined> {
+  let below = belowSeq;
+  for (let next = await back.next(); !next.done; next = await back.next()) {
+    const segment = next.value;
+    const upto = Math.min(segment.endSeq, below);
+    if (segment.run.firstSeq < upto) {
+      const found = latestToolList(await readSegment(runs, segment, segment.run.firstSeq, upto));
+      if (found) return found;
+    }
+    below = Math.min(below, segment.run.firstSeq);
+  }
+  return undefined;
+}
+
+function latestToolList(events: readonly SessionEvent[]): ToolsListed | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.type === 'tools/listed') return e;
+  }
+  return undefined;
 }
 
 /** The runs from the latest back to the first, each with the seq where its successor takes over. */

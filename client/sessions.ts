@@ -18,7 +18,8 @@ import type { SessionSettings } from '../workflows/session-settings';
 import { windowOf, type ModelWindowTable } from '../workflows/model-windows';
 import { spendBeyond, spendOf, type Spend } from '../workflows/spend';
 import type { agentSession } from '../workflows/session';
-import type { Message, StopReason } from '../workflows/messages';
+import type { Message, StopReason, Usage } from '../workflows/messages';
+import { usageOf } from '../workflows/conversation';
 import type { FailureSummary, SessionEvent } from '../workflows/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
 import { clientTracingOptions } from '../worker/tracing-client';
@@ -28,7 +29,7 @@ import type { ClientEnv } from './config';
 import { ConfigError } from '../config/config-error';
 import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
-import { readForkTail, readSessionLog, temporalSessionRuns } from './log-chain';
+import { readForkStart, readLogChain, readSessionLog, temporalSessionRuns } from './log-chain';
 import { readableConversation } from './output';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
@@ -208,14 +209,26 @@ export interface ForkOptions {
 export async function forkSession(client: Client, env: StartEnv, sourceId: string, options: ForkOptions = {}) {
   const source = client.workflow.getHandle<typeof agentSession>(sourceId);
   const { atSeq } = options;
-  const [kept, state] = await Promise.all([readForkTail(temporalSessionRuns(client.workflow, sourceId), atSeq), source.query(stateQuery)]);
+  const runs = temporalSessionRuns(client.workflow, sourceId);
+  const state = await source.query(stateQuery);
+  const hasMcp = ((state.settings as SessionSettings | undefined)?.mcp?.length ?? 0) > 0;
+  // The counts at the cut are the source's now less those of the events after it.
+  const [{ events: kept, toolsListed }, after] = await Promise.all([
+    readForkStart(runs, atSeq, { toolList: hasMcp }),
+    atSeq === undefined ? Promise.resolve([]) : readLogChain(runs, { fromSeq: atSeq + 1, uptoSeq: state.events }),
+  ]);
+  const carried = {
+    ...carriedSpend(state, kept),
+    ...countsAtCut(state, after),
+    ...(toolsListed ? { toolsListed: { turn: toolsListed.turn, servers: toolsListed.servers, tools: toolsListed.tools } } : {}),
+  };
   return startSession(client, env, {
     ...carriedSettings(state),
     model: options.model ?? state.model,
     ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
     // The source's whole spend comes along, also what it spent after the cut: a fork cannot reset a budget.
-    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, ...carriedSpend(state, kept) },
+    fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, ...carried },
   });
 }
 
@@ -236,6 +249,20 @@ function carriedSettings(source: SessionState): Omit<StartOptions, 'model'> {
     ...(budget.tokens === undefined ? {} : { budgetTokens: budget.tokens }),
     ...(budget.warnAt === undefined ? {} : { budgetWarn: budget.warnAt }),
   };
+}
+
+/**
+ * The source's step count and token usage at the cut, which a fork given only the tail
+ * after a compaction cannot count from its events. None from a source on a worker version
+ * from before spend was tracked: the fork counts from its events.
+ */
+function countsAtCut(source: SessionState, after: readonly SessionEvent[]): { stepsTaken?: number; usage?: Required<Usage> } {
+  const spend = source.spend as Spend | undefined;
+  if (!spend) return {};
+  const stepsAfter = after.filter((e) => e.type === 'step/start').length;
+  const usedAfter = usageOf(after);
+  const usage = Object.fromEntries(Object.entries(usedAfter).map(([key, tokens]) => [key, Math.max(0, spend[key as keyof Usage] - tokens)])) as Required<Usage>;
+  return { stepsTaken: Math.max(0, source.stepsTaken - stepsAfter), usage };
 }
 
 /** What the source spent beyond the kept events; nothing from a source on a worker version from before spend was tracked. */

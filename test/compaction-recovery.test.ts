@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
+import { endSession, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../workflows/api';
 import type { AssistantMessage } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
@@ -220,6 +220,57 @@ describe('a step whose request would leave the answer too little room', () => {
     });
     expect(await sendAndWait(session, 'what was in it?')).toMatchObject({ status: 'completed' });
     expect(h().llm.requests({ model, purpose: 'compact' })).toHaveLength(1);
+    await endSession(session);
+  });
+});
+
+describe('a fork of a compacted session', () => {
+  it('is given the source counts at the cut, not counts of the tail it carries', async () => {
+    const model = `fork-counts-${Date.now()}`;
+    h().llm.setContextWindow(model, 8_000);
+    h().llm.script(model, { kind: 'text', text: 'ok' });
+    const source = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      contextWindow: 8_000,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'a-session-that-read-a-file', events: turnThatRead('q'.repeat(28_000)) },
+    });
+    expect(await sendAndWait(source, 'and now?')).toMatchObject({ status: 'completed' });
+    const sourceState = await source.query(stateQuery);
+    expect(sourceState.stepsTaken).toBe(3);
+
+    const fork = await forkSession(h().client, h().env, source.workflowId);
+    // Only the tail after the compaction's cut (the end of turn 1) is carried.
+    const carried = await readLog(fork);
+    expect(carried[0]).toMatchObject({ seq: 10, type: 'turn/start', turn: 2 });
+    expect(carried.filter((e) => e.type === 'context/compacted')).toHaveLength(1);
+    const forked = await fork.query(stateQuery);
+    expect(forked.stepsTaken).toBe(3);
+    expect(forked.spend.inputTokens).toBe(sourceState.spend.inputTokens);
+    await endSession(fork);
+    await endSession(source);
+  });
+
+  it('records the MCP tool list it was given first, so its tools are still offered', async () => {
+    const model = `fork-tools-${Date.now()}`;
+    h().llm.script(model, { kind: 'text', text: 'ok' });
+    const toolsListed = {
+      turn: 1,
+      servers: ['fs'],
+      tools: [{ name: 'mcp__fs__read', server: 'fs', tool: 'read', description: 'Reads.', inputSchema: { type: 'object' }, lane: 'read_only' as const, timeoutMs: 30_000 }],
+    };
+    const compaction = { type: 'context/compacted', seq: 11, at: 0, turn: 1, throughSeq: 10, summary: 'earlier', tokensBefore: 100, tokensAfter: 10 } as const;
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'a-session-with-mcp', events: [compaction], toolsListed, stepsTaken: 9 },
+    });
+    expect(await sendAndWait(session, 'which tools?')).toMatchObject({ status: 'completed' });
+    const log = await readLog(session);
+    expect(log[1]).toMatchObject({ type: 'tools/listed', seq: 12, servers: ['fs'] });
+    const sent = h().llm.requests({ model }).at(-1)?.body as { tools?: { name: string }[] };
+    expect(sent.tools?.map((t) => t.name)).toContain('mcp__fs__read');
+    expect((await session.query(stateQuery)).stepsTaken).toBe(10);
     await endSession(session);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/config-error';
-import { readForkTail, readLogChain, type SessionRun, type SessionRuns } from '../client/log-chain';
+import { readForkStart, readForkTail, readLogChain, type SessionRun, type SessionRuns } from '../client/log-chain';
 import type { SessionEvent } from '../workflows/session-log';
 
 const turnStart = (seq: number, turn: number): SessionEvent => ({ type: 'turn/start', seq, at: 1_000 + seq, turn, text: `message ${turn}` });
@@ -171,5 +171,48 @@ describe('what a fork at an event carries', () => {
     const forkOfFork = fakeRuns([{ runId: 'fork', events: LOG.slice(13, 20) }]);
     await expect(readForkTail(forkOfFork.reader, 12)).rejects.toThrow('--at 12 is before the start of the source log (its first event is 13)');
     expect(seqs(await readForkTail(forkOfFork.reader, 16))).toEqual(range(13, 17));
+  });
+});
+
+describe('the MCP tool list a fork is given', () => {
+  const listed = (seq: number, turn: number, server: string): SessionEvent => ({
+    type: 'tools/listed',
+    seq,
+    at: 1_000 + seq,
+    turn,
+    servers: [server],
+    tools: [{ name: `mcp__${server}__read`, server, tool: 'read', description: 'Reads.', inputSchema: {}, lane: 'read_only', timeoutMs: 1_000 }],
+  });
+  /** Turn 1 lists the tools (seq 1); a compaction through turn 2 (seq 6); turn 3 (7-8); each run continued as new after a turn. */
+  const log: SessionEvent[] = [turnStart(0, 1), listed(1, 1, 'fs'), turnEnd(2, 1), turnStart(3, 2), listed(4, 2, 'git'), turnEnd(5, 2), compacted(6, 2, 5), turnStart(7, 3), turnEnd(8, 3)];
+
+  it('is the latest list at or before the cut when it falls before the tail, read from the run that holds the compaction', async () => {
+    const { reader } = fakeRuns([{ runId: 'run-1', events: log }]);
+    const start = await readForkStart(reader, 8, { toolList: true });
+    expect(seqs(start.events)).toEqual([6, 7, 8]);
+    expect(start.toolsListed).toMatchObject({ seq: 4, servers: ['git'] });
+  });
+
+  it('is looked for in the runs before the one that holds the compaction, only as far back as needed', async () => {
+    // run-2 was given only the events from seq 6 on; the list is in run-1.
+    const { reader, runsRead } = fakeRuns([
+      { runId: 'run-1', events: log.slice(0, 6) },
+      { runId: 'run-2', continuedFromRunId: 'run-1', events: log.slice(6) },
+    ]);
+    const start = await readForkStart(reader, undefined, { toolList: true });
+    expect(seqs(start.events)).toEqual([6, 7, 8]);
+    expect(start.toolsListed).toMatchObject({ seq: 4, servers: ['git'] });
+    expect(runsRead()).toEqual(['run-2', 'run-1']);
+  });
+
+  it('is none when the tail holds a list, or when none is asked for (a source without MCP servers)', async () => {
+    const withList = [...log, listed(9, 3, 'web')];
+    expect((await readForkStart(fakeRuns([{ runId: 'run-1', events: withList }]).reader, 9, { toolList: true })).toolsListed).toBeUndefined();
+    const { reader, runsRead } = fakeRuns([
+      { runId: 'run-1', events: log.slice(0, 6) },
+      { runId: 'run-2', continuedFromRunId: 'run-1', events: log.slice(6) },
+    ]);
+    expect(await readForkStart(reader)).toEqual({ events: log.slice(6) });
+    expect(runsRead()).toEqual(['run-2']);
   });
 });

@@ -41,6 +41,9 @@ export const TurnOutcomeSchema = z.object({
 });
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
 
+/** A `tools/listed` event's content, carried to a run (or a fork) whose log leaves it out. */
+const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape });
+
 export const SessionInputSchema = z
   .object({
     model: ModelRefSchema,
@@ -109,7 +112,7 @@ export const SessionInputSchema = z
         /** The latest turns' outcomes, which `awaitTurn` may still be asked for. */
         outcomes: z.array(TurnOutcomeSchema).optional(),
         /** The latest MCP tool list when it fell before the tail: the next run records it again first. */
-        toolsListed: z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }).optional(),
+        toolsListed: ToolsListedSchema.optional(),
       })
       .optional(),
     /** The log of the session this one was forked from, already cut; an open tail is repaired at start. */
@@ -120,6 +123,14 @@ export const SessionInputSchema = z
         events: SessionLogSchema,
         /** What the source spent beyond `events` (after the cut, and what it carried itself), so a fork cannot reset a budget. */
         carriedSpend: SpendSchema.optional(),
+        /**
+         * The source's counts at the cut: `events` may hold only the tail after a compaction,
+         * so these cannot be counted from it. Absent in forks from before: counted from `events`.
+         */
+        stepsTaken: z.number().int().nonnegative().optional(),
+        usage: UsageSchema.optional(),
+        /** The source's latest MCP tool list at the cut when it fell before `events`: the fork records it again first. */
+        toolsListed: ToolsListedSchema.optional(),
       })
       .optional(),
   })

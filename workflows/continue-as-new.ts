@@ -42,9 +42,15 @@ export function nextRunInput(input: SessionInput, config: SessionConfig, events:
     ...(window === null ? {} : { contextWindow: window }),
     compactAt: config.compactAt,
     // Keeps where the session was forked from; its events are part of the log now.
-    fork: config.fork && { ...config.fork, events: [] },
+    fork: config.fork && forkedFrom(config.fork),
     continued: patched(CONTEXT_COMPACTION_PATCH) ? { ...carried, ...countsAndTail(events, state) } : { ...carried, events: [...events] },
   };
+}
+
+/** Where the session was forked from, without what its first run was given. */
+function forkedFrom(fork: NonNullable<SessionConfig['fork']>): NonNullable<SessionInput['fork']> {
+  const { toolsListed: _listed, stepsTaken: _steps, usage: _usage, ...rest } = fork;
+  return { ...rest, events: [] };
 }
 
 function countsAndTail(events: readonly SessionEvent[], state: SessionState) {
@@ -62,11 +68,13 @@ function countsAndTail(events: readonly SessionEvent[], state: SessionState) {
 }
 
 /**
- * A run's first events after what it was carried: the MCP tool list the last run's tail
- * left out, recorded again so the same tools are offered without listing the servers.
+ * A run's first events after what it was carried: the MCP tool list the last run's tail (or
+ * a fork's source) left out, recorded again so the same tools are offered without listing
+ * the servers.
  */
 export function recordCarriedToolList(log: SessionLog, config: SessionConfig, now: number): void {
-  const listed = config.continued?.toolsListed;
+  // A fork's list only in its first run: a run it continued into was carried its own.
+  const listed = config.continued ? config.continued.toolsListed : config.fork?.toolsListed;
   if (listed) log.append({ type: 'tools/listed', ...listed }, now);
 }
 

@@ -43,8 +43,8 @@ export class SessionState {
 
   /**
    * A run continued from one that compacted holds only the log's tail, so the session's
-   * counts come from what the last run carried; a run continued before compaction, or a
-   * new or forked session, counts them from its events.
+   * counts come from what the last run carried, and a fork's from what its source had at
+   * the cut; a run continued before compaction, or a new session, counts them from its events.
    */
   constructor(config: SessionConfig, events: readonly SessionEvent[]) {
     const carried = config.continued;
@@ -54,9 +54,11 @@ export class SessionState {
     ]);
     this.nextTurn = Math.max(carried?.nextTurn ?? 1, Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1);
     this.turnsRun = carried?.turnsRun ?? 0;
-    this.stepsTaken = carried?.stepsTaken ?? events.filter((e) => e.type === 'step/start').length;
+    // A fork's counts at its cut, only in its first run: a run it continued into was carried its own.
+    const counted = carried ?? config.fork;
+    this.stepsTaken = counted?.stepsTaken ?? events.filter((e) => e.type === 'step/start').length;
     this.spend = carried?.spend ?? spendOf(events, config.fork?.carriedSpend);
-    this.usage = carried?.usage ? { ...NO_USAGE, ...carried.usage } : usageOf(events);
+    this.usage = counted?.usage ? { ...NO_USAGE, ...counted.usage } : usageOf(events);
     this.#rememberedFrom = Math.min(this.nextTurn, ...this.outcomes.keys());
     // A carried `null` is the user's "no retries" and must survive continue-as-new, so only
     // an absent `continued` falls back to the input's policy (`??` would read `null` as absent).
