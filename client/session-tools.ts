@@ -1,8 +1,7 @@
-import { stateQuery } from '../workflows/api';
 import type { BuiltinToolName } from '../workflows/tools/registry';
 import { approvalRequiredFor } from '../workflows/tools/approval-patterns';
 import { latestMcpToolList, type McpToolList } from '../workflows/tools/mcp-tools';
-import { readLog, type SessionHandle } from './sessions';
+import { readLatestRunLog, type SessionHandle } from './sessions';
 
 /** One tool a session offers, with the lane its calls run in. */
 export interface SessionTool {
@@ -26,8 +25,8 @@ const BUILTIN_LANES: Record<BuiltinToolName, 'read-only' | 'side-effecting' | 'r
 const LANE_NAMES = { read_only: 'read-only', side_effecting: 'side-effecting' } as const;
 
 /** The tools a session offers now: its built-in ones, then the MCP tools its log recorded last. */
-export async function sessionTools(handle: SessionHandle): Promise<SessionTool[]> {
-  const [state, events] = await Promise.all([handle.query(stateQuery), readLog(handle)]);
+export async function sessionTools(handle: Pick<SessionHandle, 'client' | 'workflowId' | 'query'>): Promise<SessionTool[]> {
+  const { state, events } = await readLatestRunLog(handle);
   const approvals = state.settings.approvalRequired;
   const builtin = state.settings.tools.map((name) => ({ name, lane: BUILTIN_LANES[name], approval: BUILTIN_LANES[name] !== 'read-only' && approvalRequiredFor(approvals, name) }));
   return [...builtin, ...mcpTools(latestMcpToolList(events), approvals)];

@@ -134,6 +134,18 @@ export async function readLog(handle: Pick<SessionHandle, 'client' | 'workflowId
   return readSessionLog(handle.client, handle.workflowId);
 }
 
+/**
+ * The log of the session's latest run only: what a question about its running or last turn,
+ * or its tools now, needs (a run holds its own turns, and a copy of the MCP tool list its
+ * tail left out). The earlier runs are not queried.
+ */
+export async function readLatestRunLog(handle: Pick<SessionHandle, 'client' | 'workflowId' | 'query'>): Promise<{ state: SessionState; events: SessionEvent[] }> {
+  const state = await handle.query(stateQuery);
+  // A run on a worker version from before the log spanned runs answers without firstSeq: it holds the whole log.
+  const firstSeq = (state as Partial<SessionState>).firstSeq ?? 0;
+  return { state, events: await readSessionLog(handle.client, handle.workflowId, { fromSeq: firstSeq }) };
+}
+
 export async function endSession(handle: SessionHandle): Promise<void> {
   await handle.executeUpdate(endUpdate);
 }

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { endSession, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
+import { endSession, forkSession, readLatestRunLog, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
+import { sessionTools } from '../client/session-tools';
 import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../workflows/api';
 import type { AssistantMessage } from '../workflows/messages';
 import type { SessionEvent } from '../workflows/session-log';
@@ -271,6 +272,45 @@ describe('a fork of a compacted session', () => {
     const sent = h().llm.requests({ model }).at(-1)?.body as { tools?: { name: string }[] };
     expect(sent.tools?.map((t) => t.name)).toContain('mcp__fs__read');
     expect((await session.query(stateQuery)).stepsTaken).toBe(10);
+    await endSession(session);
+  });
+});
+
+describe('what asks about the latest run only', () => {
+  it('reads the latest run log and queries no earlier run, as cancel and tools do: the tools a session offers', async () => {
+    const model = `latest-run-${Date.now()}`;
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'two' });
+    const session = await startSession(h().client, h().env, {
+      model: `anthropic:${model}`,
+      continueAsNewAfterEvents: 20,
+      idleTimeoutMs: 120_000,
+      fork: { fromWorkflowId: 'an-old-session', events: turnThatRead('x'.repeat(1_600_000)) },
+    });
+    expect(await sendAndWait(session, 'what is 1+1?')).toMatchObject({ status: 'completed' });
+    const state = await eventually('the next run', async () => {
+      const s = await h().client.workflow.getHandle(session.workflowId).query(stateQuery);
+      return s.runs === 2 ? s : undefined;
+    });
+
+    // The same client, recording which runs it is asked to reach.
+    const runsAsked = new Set<string | undefined>();
+    const workflows = h().client.workflow;
+    const client = new Proxy(workflows, {
+      get: (target, key) =>
+        key === 'getHandle'
+          ? (workflowId: string, runId?: string) => {
+              runsAsked.add(runId);
+              return target.getHandle(workflowId, runId);
+            }
+          : Reflect.get(target, key),
+    });
+    const handle = { workflowId: session.workflowId, client, query: session.query.bind(session) } as unknown as SessionHandle;
+
+    const { events } = await readLatestRunLog(handle);
+    expect(events[0]?.seq).toBe(state.firstSeq);
+    expect(events.at(-1)?.seq).toBe(state.events - 1);
+    expect((await sessionTools(handle)).map((t) => t.name)).toContain('calculator');
+    expect(runsAsked.has(session.firstExecutionRunId)).toBe(false);
     await endSession(session);
   });
 });

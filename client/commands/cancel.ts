@@ -1,5 +1,5 @@
 import { formatEvent, green, red } from '../output';
-import { readLog } from '../sessions';
+import { readLatestRunLog } from '../sessions';
 import { cancelTurn } from '../turn-control';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
 
@@ -17,7 +17,7 @@ export const cancelCommand: Command = {
       const result = await patiently(env, cancelTurn(handle));
       const compensated = result.turn === undefined
         ? []
-        : (await readLog(handle)).filter((e) => e.type === 'tool/result' && e.turn === result.turn && (e.code === 'TOOL_OUTCOME_UNKNOWN' || e.code === 'TOOL_NOT_STARTED'));
+        : (await readLatestRunLog(handle)).events.filter((e) => e.type === 'tool/result' && e.turn === result.turn && (e.code === 'TOOL_OUTCOME_UNKNOWN' || e.code === 'TOOL_NOT_STARTED'));
       if (values.json) {
         printJson({
           workflowId: id,
