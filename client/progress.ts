@@ -10,6 +10,8 @@ import type { SessionHandle } from './sessions';
 
 export interface ActivityProgress {
   activityType: string;
+  /** The id the workflow scheduled it with: a compaction's names its cut (`compact-<throughSeq>`). */
+  activityId?: string;
   /** 1-based attempt now running or next to run. */
   attempt: number;
   /** 0 when unlimited. */
@@ -46,6 +48,7 @@ export async function pendingActivities(client: Client, description: WorkflowExe
       const failure = a.lastFailure;
       return {
         activityType: a.activityType?.name ?? 'activity',
+        ...(a.activityId ? { activityId: a.activityId } : {}),
         attempt: a.attempt ?? 1,
         maximumAttempts: a.maximumAttempts ?? 0,
         state: stateName(a.state),
@@ -115,7 +118,7 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const settings = state.settings as SessionState['settings'] | undefined;
   const where = `turn ${state.turn} · step ${state.step}${settings ? `/${settings.maxSteps}` : ''}`;
   for (const a of progress.activities) {
-    const kind = a.activityType === 'callLlm' ? `llm ${state.model}` : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
+    const kind = a.activityType === 'callLlm' ? (isCompaction(a) ? 'compact' : `llm ${state.model}`) : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
     const of = a.maximumAttempts > 0 ? `${a.attempt}/${a.maximumAttempts}` : `${a.attempt}`;
     if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
       const seconds = Math.max(0, Math.ceil((a.nextAttemptAt - now) / 1000));
@@ -136,6 +139,14 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const spent = spendLine(state);
   if (spent) lines.push(`${where} · ${spent}`);
   return lines;
+}
+
+/**
+ * A compaction call: its heartbeat says so, or, before its first heartbeat, the id it was
+ * scheduled with (sessions recorded before either show it as an LLM call).
+ */
+function isCompaction(a: ActivityProgress): boolean {
+  return a.heartbeat?.purpose === 'compact' || (a.activityId?.startsWith('compact-') ?? false);
 }
 
 /**

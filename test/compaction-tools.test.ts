@@ -58,14 +58,15 @@ function continuedRun(): { log: SessionLog; cut: number } {
   return { log: tail, cut };
 }
 
-function activityFor(log: SessionLog) {
+function activityFor(log: SessionLog, heartbeats: unknown[] = []) {
   const run = { workflowId: `session-tools-${Date.now()}-${Math.random()}`, runId: 'run-2' };
   const cache = new SessionLogCache(1024 * 1024);
   cache.open(run, SETTINGS, log.events);
   const endpoint = { baseUrl: llm.url, apiKey: 'unit-key' };
-  const activities = createLlmActivities({ dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache: cache });
+  const activities = createLlmActivities({ dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache: cache, heartbeatIntervalMs: 10 });
   const client = { withAbortSignal: (_signal: AbortSignal, fn: () => Promise<unknown>) => fn(), workflow: { getHandle: () => ({ query: () => Promise.resolve(DEFAULT_RETRY_POLICY) }) } } as unknown as Client;
   const env = new MockActivityEnvironment({ workflowExecution: run, attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now() }, { client });
+  env.on('heartbeat', (details: unknown) => heartbeats.push(details));
   return (input: Omit<LlmCallInput, 'sessionId' | 'step' | 'retryPolicy'>) => env.run(activities.callLlm, { sessionId: run.workflowId, step: 1, retryPolicy: DEFAULT_RETRY_POLICY, ...input });
 }
 
@@ -91,5 +92,22 @@ describe('the tools a compaction call offers', () => {
     const body = sentBody(model);
     expect(body.tools?.map((t) => t.name)).toEqual(['read_file']);
     expect(texts(body)).toEqual(['question 1', 'answer 1', COMPACTION_INSTRUCTION]);
+  });
+});
+
+describe('what a compaction call heartbeats', () => {
+  it('says it is a compaction, so watch shows it as one; a step call says nothing of it', async () => {
+    const model = `compact-beat-${Date.now()}`;
+    const { log, cut } = continuedRun();
+    llm.scriptCompaction(model, { kind: 'text', text: 'a summary', delayMs: 200 });
+    llm.script(model, { kind: 'text', text: 'an answer', delayMs: 200 });
+    const compacting: unknown[] = [];
+    await activityFor(log, compacting)({ model: `anthropic:${model}`, turn: 2, purpose: 'compact', uptoSeq: cut + 1, toolsUptoSeq: log.nextSeq, logDigest: log.digest });
+    expect(compacting.length).toBeGreaterThan(0);
+    expect(compacting).toEqual(compacting.map(() => expect.objectContaining({ purpose: 'compact' })));
+    const stepping: unknown[] = [];
+    await activityFor(log, stepping)({ model: `anthropic:${model}`, turn: 2, uptoSeq: log.nextSeq, logDigest: log.digest });
+    expect(stepping.length).toBeGreaterThan(0);
+    expect(stepping).toEqual(stepping.map(() => expect.not.objectContaining({ purpose: expect.anything() })));
   });
 });

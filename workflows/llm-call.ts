@@ -80,4 +80,6 @@ export interface LlmHeartbeat {
   /** The model's visible thinking so far, bounded like the text; absent before any (and from workers that predate it). */
   thinkingTail?: string;
   thinkingChars?: number;
+  /** `compact`: the call is a compaction (absent: a step's call, and from workers that predate it). */
+  purpose?: 'compact';
 }

@@ -63,7 +63,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const endpoint = deps.providers[provider];
       const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
       const now = serverClock(ctx, prior);
-      const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 };
+      const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, ...(input.purpose === 'compact' ? { purpose: 'compact' } : {}) };
       const heartbeat = () => ctx.heartbeat(beat);
       // On a timer, not on each chunk and not at once: a first heartbeat goes to the server
       // at once, a write per call that a call shorter than the interval does not need;

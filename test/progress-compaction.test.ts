@@ -1,0 +1,35 @@
+/** `watch` shows a running compaction as `compact`, not as the step's LLM call. */
+import { describe, expect, it } from 'vitest';
+import { describeProgress, type ActivityProgress } from '../client/progress';
+import type { SessionState } from '../workflows/api';
+
+const state = {
+  status: 'running',
+  model: 'anthropic:claude-sonnet-4-5',
+  turn: 4,
+  step: 1,
+  stepsTaken: 9,
+  phase: 'llm',
+  queued: 0,
+  retryPolicy: 'default',
+  pendingApprovals: [],
+  events: 40,
+  runs: 1,
+} as unknown as SessionState;
+
+const llmCall = (extra: Partial<ActivityProgress>): ActivityProgress => ({ activityType: 'callLlm', attempt: 1, maximumAttempts: 0, state: 'started', ...extra });
+
+describe('progress of a compaction call', () => {
+  it('shows compact before its first heartbeat, from the id it was scheduled with', () => {
+    expect(describeProgress({ state, activities: [llmCall({ activityId: 'compact-31' })] }, 0)).toEqual(['turn 4 · step 1 · compact · running']);
+  });
+
+  it('shows compact from a heartbeat that says so, streaming its summary', () => {
+    const heartbeat = { purpose: 'compact' as const, attempt: 1, bytes: 10, toolCalls: 0, textTail: 'The user asked', textChars: 14 };
+    expect(describeProgress({ state, activities: [llmCall({ activityId: '7', heartbeat })] }, 0)).toEqual(['turn 4 · step 1 · compact · streaming (14 chars) …The user asked']);
+  });
+
+  it('shows a step call as the model', () => {
+    expect(describeProgress({ state, activities: [llmCall({ activityId: '7' })] }, 0)).toEqual(['turn 4 · step 1 · llm anthropic:claude-sonnet-4-5 · running']);
+  });
+});
