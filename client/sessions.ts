@@ -221,6 +221,8 @@ export interface ForkOptions {
 export async function forkSession(client: Client, env: StartEnv, sourceId: string, options: ForkOptions = {}) {
   const source = client.workflow.getHandle<typeof agentSession>(sourceId);
   const { atSeq } = options;
+  // Below 0 the cut would keep nothing: a fork with an empty log, silently.
+  if (atSeq !== undefined && (!Number.isInteger(atSeq) || atSeq < 0)) throw new ConfigError(`atSeq must be the seq of an event of the source, 0 or more (got ${atSeq})`);
   const runs = temporalSessionRuns(client.workflow, sourceId);
   const state = await source.query(stateQuery);
   const hasMcp = ((state.settings as SessionSettings | undefined)?.mcp?.length ?? 0) > 0;

@@ -225,6 +225,12 @@ describe('a step whose request would leave the answer too little room', () => {
   });
 });
 
+describe('a fork at a seq below 0', () => {
+  it('is refused in one line, before the source is asked anything', async () => {
+    await expect(forkSession(h().client, h().env, 'no-such-session', { atSeq: -1 })).rejects.toThrow(/^atSeq must be the seq of an event of the source, 0 or more \(got -1\)$/);
+  });
+});
+
 describe('a fork of a compacted session', () => {
   it('is given the source counts at the cut, not counts of the tail it carries', async () => {
     const model = `fork-counts-${Date.now()}`;
