@@ -1,5 +1,6 @@
 import { formatEvent, green, red } from '../output';
-import { readLatestRunLog } from '../sessions';
+import { readLatestRunLog, readLog, type SessionHandle } from '../sessions';
+import type { SessionEvent } from '../../workflows/session-log';
 import { cancelTurn } from '../turn-control';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
 
@@ -17,7 +18,7 @@ export const cancelCommand: Command = {
       const result = await patiently(env, cancelTurn(handle));
       const compensated = result.turn === undefined
         ? []
-        : (await readLatestRunLog(handle)).events.filter((e) => e.type === 'tool/result' && e.turn === result.turn && (e.code === 'TOOL_OUTCOME_UNKNOWN' || e.code === 'TOOL_NOT_STARTED'));
+        : (await turnEvents(handle, result.turn)).filter((e) => e.type === 'tool/result' && (e.code === 'TOOL_OUTCOME_UNKNOWN' || e.code === 'TOOL_NOT_STARTED'));
       if (values.json) {
         printJson({
           workflowId: id,
@@ -39,3 +40,14 @@ export const cancelCommand: Command = {
     });
   },
 };
+
+/**
+ * The events of the turn just cancelled, from the latest run, which holds its running turn.
+ * Only when the session continued as new right after the turn, compacting it away from the
+ * tail it carried, are the earlier runs read.
+ */
+async function turnEvents(handle: SessionHandle, turn: number): Promise<SessionEvent[]> {
+  const latest = (await readLatestRunLog(handle)).events;
+  const events = latest.some((e) => e.type === 'turn/start' && e.turn === turn) ? latest : await readLog(handle);
+  return events.filter((e) => 'turn' in e && e.turn === turn);
+}
