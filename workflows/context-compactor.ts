@@ -12,7 +12,6 @@ import type { NewSessionEvent, SessionEvent, SessionLog } from './session-log';
 /** Sessions recorded before compaction issue no compaction call, and carry their whole log into the next run. */
 export const CONTEXT_COMPACTION_PATCH = 'context-compaction';
 
-/** A tail above this is compacted before it is carried into the next run, if a turn can be cut. */
 /**
  * Sessions recorded before it scheduled their compaction calls under Temporal's default
  * activity ids. Since, a compaction call's id names its cut (`compact-<throughSeq>`), so a
@@ -24,6 +23,7 @@ export const COMPACTION_ACTIVITY_ID_PATCH = 'compaction-activity-id';
 /** Sessions recorded before it compacted only at `compactAt` of the window, whatever room that left the answer. */
 export const ROOM_FOR_ANSWER_PATCH = 'compact-for-answer-room';
 
+/** A next run's input above this has its log compacted before it is carried, if a turn can be cut. */
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
 /**
@@ -67,7 +67,7 @@ export class ContextCompactor {
     this.#options = { provider: parseModelRef(parts.config.model).provider, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) };
   }
 
-  /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window. */
+  /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window, or leave the answer too little of it. */
   async beforeStep(turn: number, step: number): Promise<void> {
     const estimate = this.#estimate(turn);
     const { compactAt, maxTokens } = this.#parts.config;
