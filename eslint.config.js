@@ -44,6 +44,38 @@ const workflowRestrictedImports = {
   ],
 };
 
+/**
+ * contracts/ is what every part shares: schemas, the failure catalogue, the log format, the
+ * retry policy's shape, tool definitions. Workflows import it, so it obeys the sandbox's
+ * rules too; and it depends on nothing of the session's own code, or the client would
+ * pull workflow code in through it.
+ */
+const contractsRestrictedImports = {
+  paths: workflowRestrictedImports.paths,
+  patterns: [
+    ...workflowRestrictedImports.patterns,
+    {
+      group: ['**/workflows', '**/workflows/**'],
+      message: 'contracts/ is shared by the client, the worker and the activities: it must not depend on the session workflow.',
+    },
+  ],
+};
+
+/**
+ * Outside the sandbox, workflows/ is the session's code and nothing else: the client, the
+ * worker and the activities reach what they share through contracts/. Types are erased, so
+ * they stay allowed (the worker names `agentSession`'s type, say).
+ */
+const outsideRestrictedImports = {
+  patterns: [
+    {
+      group: ['**/workflows', '**/workflows/**'],
+      allowTypeImports: true,
+      message: 'Import shared schemas and types from contracts/; workflows/ is the session workflow, bundled for the sandbox.',
+    },
+  ],
+};
+
 export default defineConfig(
   {
     ignores: ['node_modules/**', '.temporal/**', '.data/**', 'test-results/**', 'bench/results/**', 'dist/**'],
@@ -76,6 +108,20 @@ export default defineConfig(
       // The typescript-eslint version understands `allowTypeImports`; the core rule does not.
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': ['error', workflowRestrictedImports],
+    },
+  },
+  {
+    files: ['contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', contractsRestrictedImports],
+    },
+  },
+  {
+    files: ['activities/**/*.ts', 'client/**/*.ts', 'worker/**/*.ts', 'connection/**/*.ts', 'config/**/*.ts', 'encryption/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', outsideRestrictedImports],
     },
   },
 );

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
-import type { LlmActivities } from '../workflows/llm-call';
-import type { McpActivities } from '../workflows/tools/mcp-tools';
-import type { ToolActivities } from '../workflows/tools/tool-outcome';
+import type { LlmActivities } from '../contracts/llm-call';
+import type { McpActivities } from '../contracts/tools/mcp-tools';
+import type { ToolActivities } from '../contracts/tools/tool-outcome';
 import { createLlmActivities, type LlmActivityDeps } from './llm/activity';
 import { createMcpActivities, type McpConnections } from './mcp';
 import { createToolActivities } from './tools';

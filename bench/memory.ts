@@ -1,7 +1,7 @@
 import type { BenchEnv } from './bench-env';
 import { mapLimit } from './deadline';
 import { round } from './stats';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import { endSession, runSessionTurn, sendTurn, startSession, type StartedSession } from './temporal-runs';
 
 export interface MemoryResult {

@@ -1,9 +1,9 @@
 import type { Dispatcher } from 'undici';
 import type { ToolRunner } from '../activities/tools';
 import { PROVIDER_STREAMS } from '../activities/llm/providers';
-import type { Message } from '../workflows/messages';
-import { SESSION_LIMITS } from '../workflows/session-settings';
-import { BUILTIN_TOOLS, prepareToolCall, toolSpecs } from '../workflows/tools/registry';
+import type { Message } from '../contracts/messages';
+import { SESSION_LIMITS } from '../contracts/session-settings';
+import { BUILTIN_TOOLS, prepareToolCall, toolSpecs } from '../contracts/tools/registry';
 
 export interface PlainLoopDeps {
   dispatcher: Dispatcher;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { ScriptedLlm } from '../scripts/scripted-llm/server';
-import { SESSION_WORKFLOW, endUpdate, sendUpdate } from '../workflows/api';
+import { SESSION_WORKFLOW, endUpdate, sendUpdate } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import { scriptTurn, uniqueModel } from './scripted-turn';
 
@@ -29,7 +29,7 @@ export interface StartedSession {
   model: string;
 }
 
-/** Starts a session through its public interface (workflows/api.ts) and scripts its one turn. */
+/** Starts a session through its public interface (contracts/api.ts) and scripts its one turn. */
 export async function startSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, label = 'session'): Promise<StartedSession> {
   const model = uniqueModel(label);
   scriptTurn(llm, model, steps);

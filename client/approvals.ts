@@ -1,4 +1,4 @@
-import { decideApprovalUpdate, stateQuery, type PendingApproval } from '../workflows/api';
+import { decideApprovalUpdate, stateQuery, type PendingApproval } from '../contracts/api';
 import { ConfigError } from '../config/config-error';
 import type { SessionHandle } from './sessions';
 

@@ -1,6 +1,6 @@
-import { setBudgetUpdate, stateQuery } from '../workflows/api';
-import { BudgetUpdateSchema, type Budget, type BudgetUpdate } from '../workflows/budget';
-import type { Spend } from '../workflows/spend';
+import { setBudgetUpdate, stateQuery } from '../contracts/api';
+import { BudgetUpdateSchema, type Budget, type BudgetUpdate } from '../contracts/budget';
+import type { Spend } from '../contracts/spend';
 import { ConfigError } from '../config/config-error';
 import { formatCost } from './output';
 import type { SessionHandle } from './sessions';

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
 import { parseEnv, readAllSettings } from '../config/config-error';
 import { TaskQueueEnvSchema } from '../config/task-queue';
-import { SessionInputSchema } from '../workflows/api';
-import { ModelRefSchema } from '../workflows/model-ref';
-import type { ModelWindowTable } from '../workflows/model-windows';
+import { SessionInputSchema } from '../contracts/api';
+import { ModelRefSchema } from '../contracts/model-ref';
+import type { ModelWindowTable } from '../contracts/model-windows';
 import { loadModelWindows } from './models-file';
 
 /** `a,b , c` → `['a', 'b', 'c']`; blanks dropped. */

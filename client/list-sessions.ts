@@ -1,7 +1,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
-import { SESSION_WORKFLOW } from '../workflows/api';
-import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from '../workflows/search-attributes';
+import { SESSION_WORKFLOW } from '../contracts/api';
+import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
 import { ConfigError } from '../config/config-error';
 
 /**

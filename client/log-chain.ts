@@ -1,8 +1,8 @@
 import type { WorkflowClient } from '@temporalio/client';
 import { ConfigError } from '../config/config-error';
-import { logQuery, stateQuery, type SessionState } from '../workflows/api';
-import { readLogPages } from '../workflows/log-pages';
-import type { SessionEvent } from '../workflows/session-log';
+import { logQuery, stateQuery, type SessionState } from '../contracts/api';
+import { readLogPages } from '../contracts/log-pages';
+import type { SessionEvent } from '../contracts/session-log';
 
 /**
  * A session's log across its runs. A run that continued as new holds only the tail of the
@@ -26,7 +26,7 @@ export interface SessionRuns {
   /** The run that is the session now. */
   latest(): Promise<SessionRun>;
   run(runId: string): Promise<SessionRun>;
-  /** One page of a run's log from `fromSeq` (see workflows/log-pages.ts). */
+  /** One page of a run's log from `fromSeq` (see contracts/log-pages.ts). */
   page(runId: string, fromSeq: number): Promise<SessionEvent[]>;
 }
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config-error';
-import { SessionInputSchema } from '../workflows/api';
+import { SessionInputSchema } from '../contracts/api';
 import type { z } from 'zod';
-import { MODEL_WINDOWS, ModelWindowsFileSchema, type ModelWindowTable } from '../workflows/model-windows';
+import { MODEL_WINDOWS, ModelWindowsFileSchema, type ModelWindowTable } from '../contracts/model-windows';
 
 /**
  * The model windows the client resolves a session's `contextWindow` from: MODEL_WINDOWS,

@@ -1,6 +1,6 @@
-import type { AssistantMessage, Message, ProviderData, Usage } from '../workflows/messages';
-import { conversationOf } from '../workflows/conversation';
-import type { SessionEvent } from '../workflows/session-log';
+import type { AssistantMessage, Message, ProviderData, Usage } from '../contracts/messages';
+import { conversationOf } from '../contracts/conversation';
+import type { SessionEvent } from '../contracts/session-log';
 
 const tty = process.stdout.isTTY === true && !process.env.NO_COLOR;
 const paint = (code: number) => (text: string) => (tty ? `\u001b[${code}m${text}\u001b[0m` : text);

@@ -2,9 +2,9 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { decodeTimeoutType, type LoadedDataConverter } from '@temporalio/common';
 // A CommonJS package: its namespaces are read from the default export under ESM.
 import proto, { type google, type temporal } from '@temporalio/proto';
-import { stateQuery, type SessionState } from '../workflows/api';
-import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../workflows/errors';
-import type { LlmHeartbeat } from '../workflows/llm-call';
+import { stateQuery, type SessionState } from '../contracts/api';
+import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import type { LlmHeartbeat } from '../contracts/llm-call';
 import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
 

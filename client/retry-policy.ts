@@ -1,5 +1,5 @@
-import { setRetryPolicyUpdate, describeIssues, type RetryPolicyUpdate } from '../workflows/api';
-import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type SessionRetryPolicy } from '../workflows/retry-policy';
+import { setRetryPolicyUpdate, describeIssues, type RetryPolicyUpdate } from '../contracts/api';
+import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type SessionRetryPolicy } from '../contracts/retry-policy';
 import { ConfigError } from '../config/config-error';
 import type { SessionHandle } from './sessions';
 

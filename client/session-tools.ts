@@ -1,6 +1,6 @@
-import type { BuiltinToolName } from '../workflows/tools/registry';
-import { approvalRequiredFor } from '../workflows/tools/approval-patterns';
-import { latestMcpToolList, type McpToolList } from '../workflows/tools/mcp-tools';
+import type { BuiltinToolName } from '../contracts/tools/registry';
+import { approvalRequiredFor } from '../contracts/tools/approval-patterns';
+import { latestMcpToolList, type McpToolList } from '../contracts/tools/mcp-tools';
 import { readLatestRunLog, type SessionHandle } from './sessions';
 
 /** One tool a session offers, with the lane its calls run in. */

@@ -13,15 +13,15 @@ import {
   type SessionInput,
   type SessionState,
   type TurnOutcome,
-} from '../workflows/api';
-import type { SessionSettings } from '../workflows/session-settings';
-import { windowOf, type ModelWindowTable } from '../workflows/model-windows';
-import { spendBeyond, spendOf, type Spend } from '../workflows/spend';
+} from '../contracts/api';
+import type { SessionSettings } from '../contracts/session-settings';
+import { windowOf, type ModelWindowTable } from '../contracts/model-windows';
+import { spendBeyond, spendOf, type Spend } from '../contracts/spend';
 import type { agentSession } from '../workflows/session';
-import type { Message, StopReason, Usage } from '../workflows/messages';
-import { usageOf } from '../workflows/conversation';
-import type { FailureSummary, SessionEvent } from '../workflows/session-log';
-import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/data-converter';
+import type { Message, StopReason, Usage } from '../contracts/messages';
+import { usageOf } from '../contracts/conversation';
+import type { FailureSummary, SessionEvent } from '../contracts/session-log';
+import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../encryption/data-converter';
 import { clientTracingOptions } from '../worker/tracing-client';
 import { connectClientConnection } from '../connection/connect-client';
 import { ConnectionFailedError } from '../connection/errors';
@@ -35,7 +35,7 @@ import { readableConversation } from './output';
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
 
 /**
- * @param encryption the payload key (worker/encryption/); by default from AGENT_ENCRYPTION_KEY
+ * @param encryption the payload key (encryption/); by default from AGENT_ENCRYPTION_KEY
  *   and AGENT_ENCRYPTION_KEY_ID. It must be the worker's, or the client reads ciphertext.
  */
 export async function connectClient(

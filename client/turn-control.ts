@@ -1,7 +1,7 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { awaitTurnUpdate, cancelTurnUpdate, SendMessageSchema, sendUpdate } from '../workflows/api';
-import type { Message } from '../workflows/messages';
-import type { SessionEvent } from '../workflows/session-log';
+import { awaitTurnUpdate, cancelTurnUpdate, SendMessageSchema, sendUpdate } from '../contracts/api';
+import type { Message } from '../contracts/messages';
+import type { SessionEvent } from '../contracts/session-log';
 import { ConfigError } from '../config/config-error';
 import { readableConversation } from './output';
 import { turnOutcomeOf, type SessionHandle, type TurnResult } from './sessions';

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { logQuery, stateQuery, type PendingApproval } from '../workflows/api';
-import type { Spend } from '../workflows/spend';
-import type { SessionEvent } from '../workflows/session-log';
+import { logQuery, stateQuery, type PendingApproval } from '../contracts/api';
+import type { Spend } from '../contracts/spend';
+import type { SessionEvent } from '../contracts/session-log';
 import { describeProgress, pendingActivities, type ActivityProgress } from './progress';
-import { readLogPages } from '../workflows/log-pages';
+import { readLogPages } from '../contracts/log-pages';
 import { readSessionLog } from './log-chain';
 import type { SessionHandle } from './sessions';
 

@@ -19,9 +19,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
-import { AesGcmCodec } from '../worker/encryption/aes-gcm-codec';
+import { AesGcmCodec } from '../encryption/aes-gcm-codec';
 import { ConfigError, describeEnvIssues } from '../config/config-error';
-import { encryptionKeyFromEnv } from '../worker/encryption/encryption-key';
+import { encryptionKeyFromEnv } from '../encryption/encryption-key';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;

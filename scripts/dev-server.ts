@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { addSearchAttributes, CLI_TYPE_NAMES, searchAttributeGaps, type Key } from '../worker/search-attribute-gaps';
-import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { PROJECT_ROOT, temporalCliPath } from './temporal-binaries';
 
 export interface DevServerOptions {

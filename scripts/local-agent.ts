@@ -6,7 +6,7 @@ import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
 import type { SessionLogCache } from '../activities/llm/session-log-cache';
 import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
 import { createAgentWorker, logCacheFor, WORKFLOWS_PATH } from '../worker/create-worker';
-import type { ToolActivities } from '../workflows/tools/tool-outcome';
+import type { ToolActivities } from '../contracts/tools/tool-outcome';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundling takes seconds on two cores: once per test file is enough. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../workflows/api';
+import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import { startLocalAgent, type LocalAgent } from './local-agent';
 import { findFreePort, startDevServer } from './dev-server';
 import { PROJECT_ROOT } from './temporal-binaries';

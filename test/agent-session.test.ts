@@ -1,7 +1,7 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { endSession, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import { endUpdate, sendUpdate, type SessionInput } from '../workflows/api';
+import { endUpdate, sendUpdate, type SessionInput } from '../contracts/api';
 import { useAgentHarness } from './support/agent-harness';
 
 const h = useAgentHarness();

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { awaitTurnUpdate, stateQuery } from '../workflows/api';
+import { awaitTurnUpdate, stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
-import type { RunToolRequest, ToolOutcome } from '../workflows/tools/tool-outcome';
+import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
 import { readLog, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';

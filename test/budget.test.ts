@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sendAndWait, readLog } from '../client/sessions';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';

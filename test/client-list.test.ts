@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../client/list-sessions';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 

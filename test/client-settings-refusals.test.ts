@@ -3,8 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseClientEnv } from '../client/config';
 import { SESSION_FLAGS, sessionOptionsFrom } from '../client/commands/session-options';
-import { SessionInputSchema } from '../workflows/api';
-import { COMPACT_AT, SESSION_LIMITS } from '../workflows/session-settings';
+import { SessionInputSchema } from '../contracts/api';
+import { COMPACT_AT, SESSION_LIMITS } from '../contracts/session-settings';
 import { runEntry } from './support/cli';
 
 // Nothing listens here: a command that got as far as the server would fail with exit 1

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readLog } from '../client/sessions';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';

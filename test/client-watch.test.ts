@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 // The client as a library: the same functions the CLI runs, from client/index.ts.
 import { endSession, sendMessage, startSession, type WatchItem } from '../client';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';

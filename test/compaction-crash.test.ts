@@ -18,8 +18,8 @@ import { readLog, sendAndWait, startSession, turnOutcomeOf, type SessionHandle, 
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { sendUpdate, type TurnOutcome } from '../workflows/api';
-import type { SessionEvent } from '../workflows/session-log';
+import { sendUpdate, type TurnOutcome } from '../contracts/api';
+import type { SessionEvent } from '../contracts/session-log';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
 import { startWorkerProcess } from './support/worker-processes';

@@ -2,9 +2,9 @@ import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { endSession, forkSession, readLatestRunLog, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { sessionTools } from '../client/session-tools';
-import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../workflows/api';
-import type { AssistantMessage } from '../workflows/messages';
-import type { SessionEvent } from '../workflows/session-log';
+import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../contracts/api';
+import type { AssistantMessage } from '../contracts/messages';
+import type { SessionEvent } from '../contracts/session-log';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 

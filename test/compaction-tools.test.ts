@@ -12,9 +12,9 @@ import { createLlmActivities } from '../activities/llm/activity';
 import { COMPACTION_INSTRUCTION } from '../activities/llm/compaction-request';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import type { LlmCallInput, LlmSettings } from '../workflows/llm-call';
-import { DEFAULT_RETRY_POLICY } from '../workflows/retry-policy';
-import { SessionLog, type NewSessionEvent, type SessionEvent } from '../workflows/session-log';
+import type { LlmCallInput, LlmSettings } from '../contracts/llm-call';
+import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
+import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 
 let llm: ScriptedLlm;
 const dispatcher = new Agent();

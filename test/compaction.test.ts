@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { SessionInputSchema } from '../workflows/api';
+import { SessionInputSchema } from '../contracts/api';
 import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, tailToCarry, tokensOfChars, toolListCutOff, type RequestFrame } from '../workflows/compaction';
-import { conversationOf } from '../workflows/conversation';
-import type { AssistantMessage } from '../workflows/messages';
-import { MODEL_WINDOWS, ModelWindowsFileSchema, sessionContextWindow, windowOf } from '../workflows/model-windows';
-import { SessionLog, type NewSessionEvent, type SessionEvent } from '../workflows/session-log';
+import { conversationOf } from '../contracts/conversation';
+import type { AssistantMessage } from '../contracts/messages';
+import { MODEL_WINDOWS, ModelWindowsFileSchema, sessionContextWindow, windowOf } from '../contracts/model-windows';
+import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { SessionState } from '../workflows/session-state';
 import { recordCarriedToolList } from '../workflows/continue-as-new';
-import { latestMcpToolList } from '../workflows/tools/mcp-tools';
+import { latestMcpToolList } from '../contracts/tools/mcp-tools';
 
 const calling = (id: string, usage = { inputTokens: 10, outputTokens: 2 }): AssistantMessage => ({
   role: 'assistant',

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { PendingCallTracker } from '../workflows/compensation';
-import { conversationOf } from '../workflows/conversation';
-import type { AssistantMessage } from '../workflows/messages';
+import { conversationOf } from '../contracts/conversation';
+import type { AssistantMessage } from '../contracts/messages';
 import { repairOpenTail } from '../workflows/repair';
-import { SessionLog, type NewSessionEvent } from '../workflows/session-log';
+import { SessionLog, type NewSessionEvent } from '../contracts/session-log';
 
 const assistant: AssistantMessage = {
   role: 'assistant',

@@ -16,7 +16,7 @@ describe('the compiled worker', () => {
   it('bundles its workflows and the encrypting failure converter from files that exist in dist/', async () => {
     await ensureBuilt();
     const { WORKFLOWS_PATH } = await compiled<{ WORKFLOWS_PATH: string }>('worker/create-worker.js');
-    const { FAILURE_CONVERTER_PATH } = await compiled<{ FAILURE_CONVERTER_PATH: string }>('worker/encryption/data-converter.js');
+    const { FAILURE_CONVERTER_PATH } = await compiled<{ FAILURE_CONVERTER_PATH: string }>('encryption/data-converter.js');
     for (const file of [WORKFLOWS_PATH, FAILURE_CONVERTER_PATH]) {
       expect(file.startsWith(DIST_DIR + path.sep), file).toBe(true);
       expect(path.extname(file)).toBe('.js');

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import type { RecordedRequest } from '../scripts/scripted-llm/server';
-import { stateQuery } from '../workflows/api';
-import type { SessionEvent } from '../workflows/session-log';
+import { stateQuery } from '../contracts/api';
+import type { SessionEvent } from '../contracts/session-log';
 import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
 

@@ -2,7 +2,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import { workflowBundle } from '../scripts/local-agent';
 import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';

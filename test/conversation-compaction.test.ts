@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CLEARABLE_RESULT_BYTES, SUMMARY_PREFIX, clearedResultLine, conversationOf, usageOf, withSummary } from '../workflows/conversation';
-import { digestOf } from '../workflows/log-digest';
-import type { AssistantMessage } from '../workflows/messages';
-import { SessionLog, type NewSessionEvent, type SessionEvent } from '../workflows/session-log';
-import { spendOf } from '../workflows/spend';
+import { CLEARABLE_RESULT_BYTES, SUMMARY_PREFIX, clearedResultLine, conversationOf, usageOf, withSummary } from '../contracts/conversation';
+import { digestOf } from '../contracts/log-digest';
+import type { AssistantMessage } from '../contracts/messages';
+import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
+import { spendOf } from '../contracts/spend';
 
 const calling = (id: string): AssistantMessage => ({
   role: 'assistant',

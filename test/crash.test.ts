@@ -18,9 +18,9 @@ import { startHttpTarget, type HttpTarget, type TargetRequest } from '../scripts
 import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../scripts/scripted-llm/server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { decideApprovalUpdate, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../workflows/api';
-import type { SessionEvent } from '../workflows/session-log';
-import { idempotencyKey } from '../workflows/tools/idempotency-key';
+import { decideApprovalUpdate, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
+import type { SessionEvent } from '../contracts/session-log';
+import { idempotencyKey } from '../contracts/tools/idempotency-key';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
 import { startWorkerProcess } from './support/worker-processes';

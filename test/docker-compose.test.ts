@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import { parseReplies } from '../scripts/scripted-llm/script';
-import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { startHarness } from './support/agent-harness';
 
 interface Service {
@@ -126,7 +126,7 @@ describe('docker-compose.yml', () => {
     expect(script).toContain('/etc/temporal/schema/postgresql/v12/visibility/versioned');
   });
 
-  it('registers the same search attributes as workflows/search-attributes.ts', () => {
+  it('registers the same search attributes as contracts/search-attributes.ts', () => {
     const cliType = (type: string): string =>
       type
         .toLowerCase()

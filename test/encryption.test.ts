@@ -1,5 +1,5 @@
 /**
- * Optional payload encryption (worker/encryption/): AES-256-GCM on every payload the client
+ * Optional payload encryption (encryption/): AES-256-GCM on every payload the client
  * and the worker send, failure messages included, so the Temporal server stores ciphertext
  * only; and the codec server that lets the Temporal UI show the plain text.
  */
@@ -17,10 +17,10 @@ import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-ser
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { AesGcmCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../worker/encryption/aes-gcm-codec';
+import { AesGcmCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../encryption/aes-gcm-codec';
 import { ConfigError } from '../config/config-error';
-import { encryptionKeyFromEnv, type EncryptionKey } from '../worker/encryption/encryption-key';
-import { sendUpdate } from '../workflows/api';
+import { encryptionKeyFromEnv, type EncryptionKey } from '../encryption/encryption-key';
+import { sendUpdate } from '../contracts/api';
 import { searchableText } from './support/searchable-text';
 import { startWorkerProcess } from './support/worker-processes';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { genAiResponseAttributes, genAiSpanName } from '../workflows/gen-ai-attributes';
-import type { AssistantMessage } from '../workflows/messages';
+import { genAiResponseAttributes, genAiSpanName } from '../contracts/gen-ai-attributes';
+import type { AssistantMessage } from '../contracts/messages';
 
 const reply: AssistantMessage = {
   role: 'assistant',

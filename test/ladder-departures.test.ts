@@ -11,8 +11,8 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
-import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery, type SessionInput } from '../workflows/api';
-import type { RetryPolicy } from '../workflows/retry-policy';
+import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery, type SessionInput } from '../contracts/api';
+import type { RetryPolicy } from '../contracts/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';

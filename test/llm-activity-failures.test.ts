@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlmActivities, type LlmActivityDeps } from '../activities/llm/activity';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import type { LlmCallInput } from '../workflows/llm-call';
-import type { AssistantMessage } from '../workflows/messages';
-import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../workflows/retry-policy';
-import { SessionLog } from '../workflows/session-log';
+import type { LlmCallInput } from '../contracts/llm-call';
+import type { AssistantMessage } from '../contracts/messages';
+import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../contracts/retry-policy';
+import { SessionLog } from '../contracts/session-log';
 import { barrier } from './support/barrier';
 
 let llm: ScriptedLlm;

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isAbortError } from '../activities/llm/abort-error';
 import { LlmError } from '../activities/llm/llm-error';
 import { PROVIDER_STREAMS, type ProviderCall, type StreamProgress } from '../activities/llm/providers';
-import type { LlmRequest } from '../workflows/messages';
-import type { ProviderId } from '../workflows/model-ref';
+import type { LlmRequest } from '../contracts/messages';
+import type { ProviderId } from '../contracts/model-ref';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../scripts/scripted-llm/server';
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { admitAfterLostAttempt, backoffDelayMs, decideRetry, fallbackIntervalMs, type AdmissionInput, type RetryInput } from '../activities/llm/backoff';
 import { LlmError } from '../activities/llm/llm-error';
-import type { LlmErrorType } from '../workflows/errors';
-import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type RetryPolicy } from '../workflows/retry-policy';
+import type { LlmErrorType } from '../contracts/errors';
+import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type RetryPolicy } from '../contracts/retry-policy';
 
 const policy = DEFAULT_RETRY_POLICY;
 const fixed = (x: number) => () => x;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyHttpError, classifyNetworkError, classifyStreamError, malformedFrameError, truncatedStreamError } from '../activities/llm/classify';
 import { LlmError } from '../activities/llm/llm-error';
-import type { LlmErrorType } from '../workflows/errors';
+import type { LlmErrorType } from '../contracts/errors';
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 const json = (v: unknown) => JSON.stringify(v);

@@ -13,11 +13,11 @@ import { createLlmActivities } from '../activities/llm/activity';
 import { COMPACTION_INSTRUCTION } from '../activities/llm/compaction-request';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { clearedResultLine, SUMMARY_PREFIX } from '../workflows/conversation';
-import type { LlmCallInput, LlmSettings } from '../workflows/llm-call';
-import type { AssistantMessage } from '../workflows/messages';
-import { DEFAULT_RETRY_POLICY } from '../workflows/retry-policy';
-import { SessionLog, type NewSessionEvent } from '../workflows/session-log';
+import { clearedResultLine, SUMMARY_PREFIX } from '../contracts/conversation';
+import type { LlmCallInput, LlmSettings } from '../contracts/llm-call';
+import type { AssistantMessage } from '../contracts/messages';
+import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
+import { SessionLog, type NewSessionEvent } from '../contracts/session-log';
 
 let llm: ScriptedLlm;
 const dispatcher = new Agent();

@@ -6,8 +6,8 @@ import { LlmError } from '../activities/llm/llm-error';
 import { PROVIDER_STREAMS } from '../activities/llm/providers';
 import { anthropicRequestBody } from '../activities/llm/providers/anthropic';
 import { geminiRequestBody } from '../activities/llm/providers/gemini';
-import type { AssistantMessage, LlmRequest, Message } from '../workflows/messages';
-import type { ProviderId } from '../workflows/model-ref';
+import type { AssistantMessage, LlmRequest, Message } from '../contracts/messages';
+import type { ProviderId } from '../contracts/model-ref';
 import {
   awkwardSplits,
   FIXTURES_DIR,

@@ -3,8 +3,8 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { readProgress } from '../client/progress';
 import { sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
-import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../workflows/api';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../workflows/retry-policy';
+import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../contracts/api';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../contracts/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { anthropicRequestBody } from '../activities/llm/providers/anthropic';
 import { geminiRequestBody, geminiUrl } from '../activities/llm/providers/gemini';
 import { maxTokensField, openAiRequestBody } from '../activities/llm/providers/openai';
-import type { LlmRequest, Message } from '../workflows/messages';
+import type { LlmRequest, Message } from '../contracts/messages';
 
 /** One session's conversation: text, a two-tool turn, both results (one failed), more text. */
 const conversation: Message[] = [

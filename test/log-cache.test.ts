@@ -8,11 +8,11 @@ import { WithStartWorkflowOperation } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionLogCache, type LogSource } from '../activities/llm/session-log-cache';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
-import { sendUpdate } from '../workflows/api';
+import { sendUpdate } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
-import type { LlmSettings } from '../workflows/llm-call';
-import { digestOf } from '../workflows/log-digest';
-import { SessionLog, type SessionEvent } from '../workflows/session-log';
+import type { LlmSettings } from '../contracts/llm-call';
+import { digestOf } from '../contracts/log-digest';
+import { SessionLog, type SessionEvent } from '../contracts/session-log';
 import { startHarness, type Harness } from './support/agent-harness';
 
 const SETTINGS: LlmSettings = { tools: [], maxTokens: 1024 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/config-error';
 import { readForkStart, readForkTail, readLogChain, type SessionRun, type SessionRuns } from '../client/log-chain';
-import type { SessionEvent } from '../workflows/session-log';
+import type { SessionEvent } from '../contracts/session-log';
 
 const turnStart = (seq: number, turn: number): SessionEvent => ({ type: 'turn/start', seq, at: 1_000 + seq, turn, text: `message ${turn}` });
 const turnEnd = (seq: number, turn: number): SessionEvent => ({ type: 'turn/end', seq, at: 1_000 + seq, turn, status: 'completed', reason: 'answered' });

@@ -4,8 +4,8 @@
  * position a reader passes is such a seq.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonBytes, logPage, readLogPages } from '../workflows/log-pages';
-import type { SessionEvent } from '../workflows/session-log';
+import { jsonBytes, logPage, readLogPages } from '../contracts/log-pages';
+import type { SessionEvent } from '../contracts/session-log';
 
 /** `turns` question-and-answer turns whose first event has seq `base`. */
 function runLog(base: number, turns: number): SessionEvent[] {

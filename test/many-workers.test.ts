@@ -13,7 +13,7 @@ import { startHttpTarget, type HttpTarget } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { conversationOf } from '../workflows/conversation';
+import { conversationOf } from '../contracts/conversation';
 import { unpairedToolCalls } from './support/pairing';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 import { startWorkerProcess } from './support/worker-processes';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadMcpConfig } from '../worker/mcp-config';
-import { MCP_ERROR_TYPES } from '../workflows/errors';
-import { mcpToolName } from '../workflows/tools/mcp-tools';
+import { MCP_ERROR_TYPES } from '../contracts/errors';
+import { mcpToolName } from '../contracts/tools/mcp-tools';
 import { runEntry } from './support/cli';
 import { writeMcpConfig } from './support/mcp/servers';
 

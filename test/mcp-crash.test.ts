@@ -10,7 +10,7 @@ import { readLog, sendAndWait, startSession, turnOutcomeOf, type TurnResult } fr
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { sendUpdate } from '../workflows/api';
+import { sendUpdate } from '../contracts/api';
 import { eventually } from './support/eventually';
 import { filesystemServer, startHttpMcpServer, writeMcpConfig, type TestHttpMcpServer } from './support/mcp/servers';
 import { startWorkerProcess } from './support/worker-processes';

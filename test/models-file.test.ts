@@ -5,7 +5,7 @@ import { parseClientEnv } from '../client/config';
 import { sessionOptionsFrom } from '../client/commands/session-options';
 import { loadModelWindows } from '../client/models-file';
 import { ConfigError } from '../config/config-error';
-import { MODEL_WINDOWS } from '../workflows/model-windows';
+import { MODEL_WINDOWS } from '../contracts/model-windows';
 import { runEntry } from './support/cli';
 import { useTempDir } from './support/temp-dir';
 

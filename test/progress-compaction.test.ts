@@ -1,7 +1,7 @@
 /** `watch` shows a running compaction as `compact`, not as the step's LLM call. */
 import { describe, expect, it } from 'vitest';
 import { describeProgress, type ActivityProgress } from '../client/progress';
-import type { SessionState } from '../workflows/api';
+import type { SessionState } from '../contracts/api';
 
 const state = {
   status: 'running',

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { describeProgress } from '../client/progress';
-import type { SessionState } from '../workflows/api';
+import type { SessionState } from '../contracts/api';
 
 const olderState = {
   status: 'running',

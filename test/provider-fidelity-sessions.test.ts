@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import type { SessionInput } from '../workflows/api';
+import type { SessionInput } from '../contracts/api';
 import { clientEnvOf, startHarness, type Harness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';

@@ -7,10 +7,10 @@ import { anthropicRequestBody } from '../activities/llm/providers/anthropic';
 import { geminiRequestBody } from '../activities/llm/providers/gemini';
 import { openAiRequestBody } from '../activities/llm/providers/openai';
 import { stableTools } from '../activities/llm/providers/stable-tools';
-import { conversationOf } from '../workflows/conversation';
-import { NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYPES } from '../workflows/errors';
-import type { LlmRequest, Reasoning, ToolSpec } from '../workflows/messages';
-import type { SessionEvent } from '../workflows/session-log';
+import { conversationOf } from '../contracts/conversation';
+import { NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYPES } from '../contracts/errors';
+import type { LlmRequest, Reasoning, ToolSpec } from '../contracts/messages';
+import type { SessionEvent } from '../contracts/session-log';
 import { frameAsApi, startFixtureServer, type FixtureServer } from './support/fixture-stream-server';
 
 const request = (over: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'm', messages: [{ role: 'user', text: 'hi' }], tools: [], maxTokens: 1_000, ...over });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NON_RETRYABLE_LLM_ERROR_TYPES } from '../workflows/errors';
-import { DEFAULT_RETRY_POLICY, RETRY_LIMITS, RetryPolicySchema, SessionRetryPolicySchema, temporalRetryPolicyFor } from '../workflows/retry-policy';
+import { NON_RETRYABLE_LLM_ERROR_TYPES } from '../contracts/errors';
+import { DEFAULT_RETRY_POLICY, RETRY_LIMITS, RetryPolicySchema, SessionRetryPolicySchema, temporalRetryPolicyFor } from '../contracts/retry-policy';
 
 describe('the retry policy', () => {
   it('defaults to the ladder: 1 s base, 30 s cap, 10 retries, 240 s budget, 60 s server-wait ceiling', () => {

@@ -7,7 +7,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolOutcome } from '../workflows/tools/tool-outcome';
+import type { ToolOutcome } from '../contracts/tools/tool-outcome';
 import { barrier, type Barrier } from './support/barrier';
 import type { ProbeBreak, schedulerProbe } from './support/workflows/scheduler-probe';
 import { createDevServerEnv, uniqueTaskQueue } from './temporal-env';

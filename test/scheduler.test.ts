@@ -6,10 +6,10 @@
  */
 import { CancelledFailure } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
-import type { ToolCall } from '../workflows/messages';
+import type { ToolCall } from '../contracts/messages';
 import { runToolCalls, type ScheduledCall, type SchedulerHooks } from '../workflows/scheduler';
-import type { ToolClass } from '../workflows/tools/tool-definition';
-import type { ToolOutcome } from '../workflows/tools/tool-outcome';
+import type { ToolClass } from '../contracts/tools/tool-definition';
+import type { ToolOutcome } from '../contracts/tools/tool-outcome';
 
 interface Deferred<T> {
   promise: Promise<T>;

@@ -15,8 +15,8 @@ import { LlmError } from '../activities/llm/llm-error';
 import { PROVIDER_STREAMS } from '../activities/llm/providers';
 import { requestTokens } from '../scripts/scripted-llm/context-window';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import type { AssistantMessage, Message } from '../workflows/messages';
-import type { ProviderId } from '../workflows/model-ref';
+import type { AssistantMessage, Message } from '../contracts/messages';
+import type { ProviderId } from '../contracts/model-ref';
 
 let llm: ScriptedLlm;
 const dispatcher = new Agent();

@@ -14,8 +14,8 @@ import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-ser
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { awaitTurnUpdate, endUpdate, sendUpdate } from '../workflows/api';
-import type { SessionEvent } from '../workflows/session-log';
+import { awaitTurnUpdate, endUpdate, sendUpdate } from '../contracts/api';
+import type { SessionEvent } from '../contracts/session-log';
 import { startWorkerProcess } from './support/worker-processes';
 
 const DIR = path.join(PROJECT_ROOT, '.data', `server-restart-${randomUUID()}`);

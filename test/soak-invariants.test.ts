@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { duplicateSideEffects, sessionViolations, type SessionEvidence } from '../scripts/soak/invariants';
-import type { AssistantMessage } from '../workflows/messages';
-import { SessionLog, type NewSessionEvent } from '../workflows/session-log';
+import type { AssistantMessage } from '../contracts/messages';
+import { SessionLog, type NewSessionEvent } from '../contracts/session-log';
 
 const asking = (...ids: string[]): AssistantMessage => ({
   role: 'assistant',

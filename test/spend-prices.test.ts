@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_PRICE_TABLE, costOf, loadPriceTable, priceOf } from '../activities/llm/price-table';
 import { BUILTIN_PRICES } from '../activities/llm/prices';
-import { spendBeyond, spendOf } from '../workflows/spend';
-import type { SessionEvent } from '../workflows/session-log';
+import { spendBeyond, spendOf } from '../contracts/spend';
+import type { SessionEvent } from '../contracts/session-log';
 import { runEntry } from './support/cli';
 
 let dir: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeProgress } from '../client/progress';
-import type { SessionState } from '../workflows/api';
-import { NO_SPEND } from '../workflows/spend';
+import type { SessionState } from '../contracts/api';
+import { NO_SPEND } from '../contracts/spend';
 
 const running = (over: Partial<SessionState>): SessionState =>
   ({

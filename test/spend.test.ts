@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';

@@ -8,8 +8,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createToolActivities, createToolRunner, type ToolActivitiesConfig } from '../activities/tools';
-import { idempotencyKey } from '../workflows/tools/registry';
-import type { RunToolRequest } from '../workflows/tools/tool-outcome';
+import { idempotencyKey } from '../contracts/tools/registry';
+import type { RunToolRequest } from '../contracts/tools/tool-outcome';
 
 let server: Server;
 let port: number;

@@ -4,7 +4,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { compileHttpAllowlist } from '../activities/tools/http-allowlist';
 import { runHttpRequest, type HttpToolOptions } from '../activities/tools/http-request';
-import type { HttpRequestInput } from '../workflows/tools/http-request';
+import type { HttpRequestInput } from '../contracts/tools/http-request';
 
 interface Seen {
   method: string;

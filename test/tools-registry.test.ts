@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ToolSpecSchema, type ToolCall } from '../workflows/messages';
+import { ToolSpecSchema, type ToolCall } from '../contracts/messages';
 import { toolActivityOptions } from '../workflows/tools/activity-options';
-import { fnv1a128Hex } from '../workflows/tools/idempotency-key';
-import { BUILTIN_TOOLS, findTool, idempotencyKey, prepareToolCall, toolSpecs } from '../workflows/tools/registry';
+import { fnv1a128Hex } from '../contracts/tools/idempotency-key';
+import { BUILTIN_TOOLS, findTool, idempotencyKey, prepareToolCall, toolSpecs } from '../contracts/tools/registry';
 
 const call = (name: string, input: Record<string, unknown>, extra: Partial<ToolCall> = {}): ToolCall => ({ id: 'toolu_1', name, input, ...extra });
 

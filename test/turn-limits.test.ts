@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait } from '../client/sessions';
-import { stateQuery } from '../workflows/api';
+import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';

@@ -11,8 +11,8 @@ import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/serv
 import { findFreePort, startDevServer } from '../scripts/dev-server';
 import { agentWorkerEnv } from '../scripts/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
-import { sendUpdate } from '../workflows/api';
-import { conversationOf } from '../workflows/conversation';
+import { sendUpdate } from '../contracts/api';
+import { conversationOf } from '../contracts/conversation';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 import { startWorkerProcess } from './support/worker-processes';
 

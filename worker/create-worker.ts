@@ -26,7 +26,7 @@ export interface AgentWorkerOptions {
   activityOverrides?: Partial<AgentActivities>;
   heartbeatIntervalMs?: number;
   /**
-   * Payload encryption (worker/encryption/): `workerDataConverter(key)`. Absent: payloads
+   * Payload encryption (encryption/): `workerDataConverter(key)`. Absent: payloads
    * are plain JSON. With a prebuilt `workflowBundle`, bundle it with the same `failureConverterPath`.
    */
   dataConverter?: WorkerOptions['dataConverter'];

@@ -9,7 +9,7 @@ import { ConfigError, readAllSettings } from '../config/config-error';
 import { parseWorkerEnv, type WorkerEnv } from './config';
 import { createAgentWorker } from './create-worker';
 import { loadMcpConfig } from './mcp-config';
-import { encryptionKeyFromEnv, workerDataConverter } from './encryption/data-converter';
+import { encryptionKeyFromEnv, workerDataConverter } from '../encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
 import { TracingConfigError, tracingConfigFromEnv } from './tracing-config';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const [env, temporal, encryption] = readAllSettings([
     () => parseWorkerEnv(process.env),
     () => loadConnectionConfig(process.env),
-    // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (worker/encryption/).
+    // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (encryption/).
     () => encryptionKeyFromEnv(process.env),
   ]);
   // A bad MCP file stops the worker here, before it connects, in one line naming the server and the field.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { McpServerNameSchema } from '../workflows/tools/mcp-tools';
+import { McpServerNameSchema } from '../contracts/tools/mcp-tools';
 import { ConfigError } from '../config/config-error';
 
 /**

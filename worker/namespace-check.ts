@@ -1,5 +1,5 @@
 import type { NativeConnection } from '@temporalio/worker';
-import { AGENT_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { addSearchAttributes, CLI_TYPE_NAMES, createCommand, searchAttributeGaps } from './search-attribute-gaps';
 
 /** The namespace cannot run sessions; the message is the one line to print. */

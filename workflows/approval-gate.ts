@@ -1,7 +1,7 @@
 import { condition } from '@temporalio/workflow';
-import type { ApprovalDecision, PendingApproval } from './api';
-import type { ToolCall } from './messages';
-import type { ToolOutcome } from './tools/tool-outcome';
+import type { ApprovalDecision, PendingApproval } from '../contracts/api';
+import type { ToolCall } from '../contracts/messages';
+import type { ToolOutcome } from '../contracts/tools/tool-outcome';
 
 /**
  * Side-effecting calls that wait for a human. The wait is a workflow condition with a

@@ -1,8 +1,8 @@
-import { SUMMARY_PREFIX, conversationOf, lastCompaction, type ConversationOptions } from './conversation';
-import type { ToolSpec } from './messages';
-import type { ProviderId } from './model-ref';
-import type { SessionEvent } from './session-log';
-import { withMcpToolSpecs } from './tools/mcp-tools';
+import { SUMMARY_PREFIX, conversationOf, lastCompaction, type ConversationOptions } from '../contracts/conversation';
+import type { ToolSpec } from '../contracts/messages';
+import type { ProviderId } from '../contracts/model-ref';
+import type { SessionEvent } from '../contracts/session-log';
+import { withMcpToolSpecs } from '../contracts/tools/mcp-tools';
 
 /**
  * When a session compacts, where it cuts, and what it carries into its next run: pure

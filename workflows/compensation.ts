@@ -1,5 +1,5 @@
-import type { AssistantMessage, ToolResultCode } from './messages';
-import type { SessionEvent } from './session-log';
+import type { AssistantMessage, ToolResultCode } from '../contracts/messages';
+import type { SessionEvent } from '../contracts/session-log';
 
 /**
  * Results for the tool calls a failed step left unanswered. Every tool call of a committed

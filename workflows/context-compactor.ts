@@ -1,13 +1,13 @@
 import { patched } from '@temporalio/workflow';
-import type { SessionConfig } from './api';
+import type { SessionConfig } from '../contracts/api';
 import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
-import type { NonRetryableLlmErrorType } from './errors';
+import type { NonRetryableLlmErrorType } from '../contracts/errors';
 import { isCancellation, summarizeFailure } from './failure';
-import type { LlmCallInput } from './llm-call';
-import type { AssistantMessage } from './messages';
-import { parseModelRef } from './model-ref';
-import { sessionContextWindow } from './model-windows';
-import type { NewSessionEvent, SessionEvent, SessionLog } from './session-log';
+import type { LlmCallInput } from '../contracts/llm-call';
+import type { AssistantMessage } from '../contracts/messages';
+import { parseModelRef } from '../contracts/model-ref';
+import { sessionContextWindow } from '../contracts/model-windows';
+import type { NewSessionEvent, SessionEvent, SessionLog } from '../contracts/session-log';
 
 /** Sessions recorded before compaction issue no compaction call, and carry their whole log into the next run. */
 export const CONTEXT_COMPACTION_PATCH = 'context-compaction';

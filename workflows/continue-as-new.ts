@@ -1,12 +1,12 @@
 import { ApplicationFailure, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
-import type { SessionConfig, SessionInput, SessionResult } from './api';
-import type { Budget } from './budget';
-import { WORKFLOW_ERROR_TYPES } from './errors';
-import { jsonBytes } from './log-pages';
+import type { SessionConfig, SessionInput, SessionResult } from '../contracts/api';
+import type { Budget } from '../contracts/budget';
+import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import { jsonBytes } from '../contracts/log-pages';
 import { tailToCarry, toolListCutOff } from './compaction';
 import { CONTEXT_COMPACTION_PATCH } from './context-compactor';
-import { sessionContextWindow } from './model-windows';
-import type { SessionEvent, SessionLog } from './session-log';
+import { sessionContextWindow } from '../contracts/model-windows';
+import type { SessionEvent, SessionLog } from '../contracts/session-log';
 import type { SessionState } from './session-state';
 
 /** Temporal suggests it, or the session's own `continueAsNewAfterEvents` is reached. */

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/workflow';
-import { SDK_PAYLOADS_TOO_LARGE, TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from './errors';
-import { isFailureType } from './failure-types';
-import type { FailureSummary } from './session-log';
+import { SDK_PAYLOADS_TOO_LARGE, TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import { isFailureType } from '../contracts/failure-types';
+import type { FailureSummary } from '../contracts/session-log';
 
 /**
  * The failure a turn reports: the original cause's stable type, not the wrapper's. An LLM

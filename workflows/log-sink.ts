@@ -1,6 +1,6 @@
 import { proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
-import type { LlmSettings } from './llm-call';
-import type { SessionEvent } from './session-log';
+import type { LlmSettings } from '../contracts/llm-call';
+import type { SessionEvent } from '../contracts/session-log';
 
 /**
  * The session's log, mirrored into its worker's memory so that the LLM activity, which

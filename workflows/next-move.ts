@@ -1,5 +1,5 @@
 import { allHandlersFinished, condition } from '@temporalio/workflow';
-import type { SessionResult } from './api';
+import type { SessionResult } from '../contracts/api';
 import type { QueuedMessage, SessionState } from './session-state';
 
 /** What the session does next, decided in `nextMove` and acted on by the session's loop. */

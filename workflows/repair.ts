@@ -1,6 +1,6 @@
 import { PendingCallTracker } from './compensation';
-import { WORKFLOW_ERROR_TYPES } from './errors';
-import type { SessionLog } from './session-log';
+import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import type { SessionLog } from '../contracts/session-log';
 
 const INTERRUPTED = {
   type: WORKFLOW_ERROR_TYPES.interrupted,

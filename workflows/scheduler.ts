@@ -1,7 +1,7 @@
 import { CancellationScope, CancelledFailure } from '@temporalio/workflow';
-import type { ToolCall } from './messages';
-import type { ToolOutcome } from './tools/tool-outcome';
-import type { ToolClass } from './tools/tool-definition';
+import type { ToolCall } from '../contracts/messages';
+import type { ToolOutcome } from '../contracts/tools/tool-outcome';
+import type { ToolClass } from '../contracts/tools/tool-definition';
 
 /** A call as the scheduler sees it: already prepared, so dispatchable or answered without dispatch. */
 export type ScheduledCall =

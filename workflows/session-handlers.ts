@@ -16,15 +16,16 @@ import {
   stateQuery,
   type SessionConfig,
   type TurnOutcome,
-} from './api';
+} from '../contracts/api';
 import type { ApprovalGate } from './approval-gate';
-import { BudgetUpdateSchema, type BudgetGuard } from './budget';
-import { WORKFLOW_ERROR_TYPES } from './errors';
-import { llmSettingsQuery, retryPolicyQuery, type LlmSettings } from './llm-call';
-import { logPage, LOG_PAGE_BYTES } from './log-pages';
-import { sessionContextWindow } from './model-windows';
-import type { SessionLog } from './session-log';
-import { settingsInForce } from './session-settings';
+import { BudgetUpdateSchema } from '../contracts/budget';
+import type { BudgetGuard } from './budget-guard';
+import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import { llmSettingsQuery, retryPolicyQuery, type LlmSettings } from '../contracts/llm-call';
+import { logPage, LOG_PAGE_BYTES } from '../contracts/log-pages';
+import { sessionContextWindow } from '../contracts/model-windows';
+import type { SessionLog } from '../contracts/session-log';
+import { settingsInForce } from '../contracts/session-settings';
 import type { SessionState } from './session-state';
 import type { TurnTraces } from './trace-spans';
 import type { McpSessionTools } from './tools/mcp-session';

@@ -1,14 +1,14 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ApprovalGate } from './approval-gate';
-import type { BudgetGuard } from './budget';
-import type { SessionConfig } from './api';
+import type { BudgetGuard } from './budget-guard';
+import type { SessionConfig } from '../contracts/api';
 import { ContextCompactor, isContextOverflow, type CompactorCall } from './context-compactor';
-import type { LlmActivities, LlmCallInput, LlmSettings } from './llm-call';
+import type { LlmActivities, LlmCallInput, LlmSettings } from '../contracts/llm-call';
 import { logMirror } from './log-sink';
-import { temporalRetryPolicyFor } from './retry-policy';
-import type { NewSessionEvent, SessionEvent, SessionLog } from './session-log';
+import { temporalRetryPolicyFor } from '../contracts/retry-policy';
+import type { NewSessionEvent, SessionEvent, SessionLog } from '../contracts/session-log';
 import { publishStatus, type SessionState } from './session-state';
-import { callOf } from './spend';
+import { callOf } from '../contracts/spend';
 import type { TurnRuntime } from './turn';
 import type { McpSessionTools } from './tools/mcp-session';
 

@@ -1,11 +1,11 @@
 import { upsertSearchAttributes, type CancellationScope } from '@temporalio/workflow';
-import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } from './api';
-import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from './retry-policy';
-import { AgentCostUsd, AgentStatus, AgentStepCount } from './search-attributes';
-import type { SessionEvent } from './session-log';
-import { addUsage, NO_USAGE, usageOf } from './conversation';
-import type { AssistantMessage, Usage } from './messages';
-import { spendOf, withCall, type Spend } from './spend';
+import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } from '../contracts/api';
+import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../contracts/retry-policy';
+import { AgentCostUsd, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
+import type { SessionEvent } from '../contracts/session-log';
+import { addUsage, NO_USAGE, usageOf } from '../contracts/conversation';
+import type { AssistantMessage, Usage } from '../contracts/messages';
+import { spendOf, withCall, type Spend } from '../contracts/spend';
 
 export type SessionStatus = SessionStateView['status'];
 

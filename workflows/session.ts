@@ -7,27 +7,28 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { SessionInputSchema, describeIssues, type SessionConfig, type SessionInput, type SessionResult } from './api';
+import { SessionInputSchema, describeIssues, type SessionConfig, type SessionInput, type SessionResult } from '../contracts/api';
 import { ApprovalGate } from './approval-gate';
-import { BudgetGuard, budgetOf } from './budget';
+import { budgetOf } from '../contracts/budget';
+import { BudgetGuard } from './budget-guard';
 import { continueAsNew, historyIsLong, nextRunInput, recordCarriedToolList } from './continue-as-new';
-import { jsonBytes } from './log-pages';
-import { WORKFLOW_ERROR_TYPES } from './errors';
-import type { LlmSettings } from './llm-call';
+import { jsonBytes } from '../contracts/log-pages';
+import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import type { LlmSettings } from '../contracts/llm-call';
 import { logMirror } from './log-sink';
 import { nextMove } from './next-move';
 import { repairOpenTail } from './repair';
-import { AgentModel } from './search-attributes';
+import { AgentModel } from '../contracts/search-attributes';
 import { setSessionHandlers } from './session-handlers';
-import { SessionLog } from './session-log';
+import { SessionLog } from '../contracts/session-log';
 import { sessionRuntime } from './session-runtime';
 import { SessionState, publishStatus } from './session-state';
 import { toolDispatch } from './tool-dispatch';
 import { TurnTraces } from './trace-spans';
 import { runTurn } from './turn';
-import { withTurnTimeout } from './turn-limits';
+import { withTurnTimeout } from './turn-guards';
 import { McpSessionTools } from './tools/mcp-session';
-import { BUILTIN_TOOLS, toolSpecs } from './tools/registry';
+import { BUILTIN_TOOLS, toolSpecs } from '../contracts/tools/registry';
 
 /**
  * An agent session: an append-only log, user messages in through the `send` Update, turns

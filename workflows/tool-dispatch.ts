@@ -1,16 +1,16 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { SessionConfig } from './api';
+import type { SessionConfig } from '../contracts/api';
 import { isPayloadsTooLarge } from './failure';
-import type { ToolCall } from './messages';
+import type { ToolCall } from '../contracts/messages';
 import type { ScheduledCall } from './scheduler';
-import type { SessionEvent } from './session-log';
-import { repeatedCallOutcome } from './turn-limits';
+import type { SessionEvent } from '../contracts/session-log';
+import { repeatedCallOutcome } from './turn-guards';
 import type { TurnRuntime } from './turn';
 import { toolActivityOptions } from './tools/activity-options';
-import { approvalRequiredFor } from './tools/approval-patterns';
+import { approvalRequiredFor } from '../contracts/tools/approval-patterns';
 import type { McpSessionTools } from './tools/mcp-session';
-import { idempotencyKey, prepareToolCall, type BuiltinTool } from './tools/registry';
-import type { ToolActivities, ToolOutcome } from './tools/tool-outcome';
+import { idempotencyKey, prepareToolCall, type BuiltinTool } from '../contracts/tools/registry';
+import type { ToolActivities, ToolOutcome } from '../contracts/tools/tool-outcome';
 
 const tools = proxyActivities<ToolActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,6 +1,6 @@
 import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import { getRandomStream } from '@temporalio/workflow';
-import type { SpanAttributes } from './gen-ai-attributes';
+import type { SpanAttributes } from '../contracts/gen-ai-attributes';
 import type { ScheduledCall } from './scheduler';
 
 /**

@@ -1,13 +1,13 @@
 import { CancellationScope } from '@temporalio/workflow';
-import type { TurnOutcome } from './api';
+import type { TurnOutcome } from '../contracts/api';
 import { PendingCallTracker } from './compensation';
 import { isCancellation, summarizeFailure } from './failure';
-import type { AssistantMessage, ToolCall } from './messages';
+import type { AssistantMessage, ToolCall } from '../contracts/messages';
 import { runToolCalls, type ScheduledCall } from './scheduler';
-import type { FailureSummary, NewSessionEvent, SessionEvent } from './session-log';
-import type { ToolClass } from './tools/tool-definition';
-import type { ToolOutcome } from './tools/tool-outcome';
-import { genAiRequestAttributes, genAiResponseAttributes, genAiSpanName } from './gen-ai-attributes';
+import type { FailureSummary, NewSessionEvent, SessionEvent } from '../contracts/session-log';
+import type { ToolClass } from '../contracts/tools/tool-definition';
+import type { ToolOutcome } from '../contracts/tools/tool-outcome';
+import { genAiRequestAttributes, genAiResponseAttributes, genAiSpanName } from '../contracts/gen-ai-attributes';
 import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
 
 /** What a turn needs from its session: the log, the activities, and the session's settings. */

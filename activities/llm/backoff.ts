@@ -1,5 +1,5 @@
-import type { RetryStopReason } from '../../workflows/errors';
-import { temporalRetryPolicyFor, type RetryPolicy, type SessionRetryPolicy } from '../../workflows/retry-policy';
+import type { RetryStopReason } from '../../contracts/errors';
+import { temporalRetryPolicyFor, type RetryPolicy, type SessionRetryPolicy } from '../../contracts/retry-policy';
 import type { LlmError } from './llm-error';
 
 /**

@@ -1,12 +1,12 @@
 import { STATUS_CODES } from 'node:http';
-import { isRetryableLlmErrorType as isRetryableType, type LlmErrorType } from '../../workflows/errors';
+import { isRetryableLlmErrorType as isRetryableType, type LlmErrorType } from '../../contracts/errors';
 import type { HeaderSource } from './header-values';
 import { LlmError } from './llm-error';
 import { parseGoDurationMs, serverStatedWaitMs } from './retry-after';
 
 /**
  * The one table that turns "something went wrong talking to a provider" into a stable
- * failure `type`. Retryability follows from the type (see `workflows/errors.ts`): waiting
+ * failure `type`. Retryability follows from the type (see `contracts/errors.ts`): waiting
  * cures 408/429/529/5xx and broken connections, and cures nothing else.
  */
 

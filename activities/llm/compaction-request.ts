@@ -1,5 +1,5 @@
-import type { AssistantMessage, Message } from '../../workflows/messages';
-import type { ProviderId } from '../../workflows/model-ref';
+import type { AssistantMessage, Message } from '../../contracts/messages';
+import type { ProviderId } from '../../contracts/model-ref';
 import { LlmError } from './llm-error';
 
 /**

@@ -1,4 +1,4 @@
-import { isRetryableLlmErrorType, type LlmErrorType } from '../../workflows/errors';
+import { isRetryableLlmErrorType, type LlmErrorType } from '../../contracts/errors';
 
 /**
  * Registered in the global symbol registry, so two copies of this module (a dual

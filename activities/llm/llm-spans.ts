@@ -1,6 +1,6 @@
 import { SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import { genAiRequestAttributes, genAiResponseAttributes } from '../../workflows/gen-ai-attributes';
-import type { AssistantMessage, Message } from '../../workflows/messages';
+import { genAiRequestAttributes, genAiResponseAttributes } from '../../contracts/gen-ai-attributes';
+import type { AssistantMessage, Message } from '../../contracts/messages';
 
 /**
  * The attempt's span: the span Temporal's activity interceptor opens around each attempt

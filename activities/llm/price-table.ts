@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../../config/config-error';
-import type { Usage } from '../../workflows/messages';
+import type { Usage } from '../../contracts/messages';
 import { BUILTIN_PRICES } from './prices';
 
 const usdPerMillion = z.number({ error: 'must be a number of USD per million tokens' }).nonnegative({ error: 'must not be negative' });

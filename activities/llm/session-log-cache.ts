@@ -1,9 +1,9 @@
 import type { InjectedSinks } from '@temporalio/worker';
-import type { LlmSettings } from '../../workflows/llm-call';
-import { EMPTY_LOG_DIGEST, extendDigestWithJson } from '../../workflows/log-digest';
-import { readLogPages } from '../../workflows/log-pages';
+import type { LlmSettings } from '../../contracts/llm-call';
+import { EMPTY_LOG_DIGEST, extendDigestWithJson } from '../../contracts/log-digest';
+import { readLogPages } from '../../contracts/log-pages';
 import type { SessionLogSinks } from '../../workflows/log-sink';
-import type { SessionEvent } from '../../workflows/session-log';
+import type { SessionEvent } from '../../contracts/session-log';
 
 export interface RunRef {
   workflowId: string;

@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { CallMcpToolRequest } from '../../workflows/tools/mcp-tools';
-import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import type { CallMcpToolRequest } from '../../contracts/tools/mcp-tools';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 import type { McpConnections } from './connections';
 import { isServerAnswer, mcpFailure } from './mcp-failure';
 import { outcomeOf } from './outcome';

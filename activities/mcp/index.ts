@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { McpActivities } from '../../workflows/tools/mcp-tools';
+import type { McpActivities } from '../../contracts/tools/mcp-tools';
 import type { McpConnections } from './connections';
 import { callMcpTool } from './call-tool';
 import { listMcpTools } from './list-tools';

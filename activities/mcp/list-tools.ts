@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_ERROR_TYPES } from '../../workflows/errors';
-import { mcpToolName, type ListMcpToolsRequest, type McpTool, type McpToolList } from '../../workflows/tools/mcp-tools';
+import { MCP_ERROR_TYPES } from '../../contracts/errors';
+import { mcpToolName, type ListMcpToolsRequest, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
 import type { McpServerConfig } from '../../worker/mcp-config';
 import type { McpConnections } from './connections';
 import { mcpFailure } from './mcp-failure';

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_ERROR_TYPES } from '../../workflows/errors';
+import { MCP_ERROR_TYPES } from '../../contracts/errors';
 import type { McpServerConfig } from '../../worker/mcp-config';
 
 /**

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
 type Content = CallToolResult['content'][number];
 

@@ -1,5 +1,5 @@
-import type { CalculatorInput } from '../../workflows/tools/calculator';
-import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import type { CalculatorInput } from '../../contracts/tools/calculator';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
 /**
  * A recursive-descent evaluator for the calculator tool. It never reaches `eval` or

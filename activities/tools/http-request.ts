@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { TextDecoder } from 'node:util';
 import { request, type Dispatcher } from 'undici';
-import { isReadOnlyMethod, type HttpRequestInput } from '../../workflows/tools/http-request';
-import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import { isReadOnlyMethod, type HttpRequestInput } from '../../contracts/tools/http-request';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 import { HTTP_ALLOWLIST_ENV, type HostAllowlist } from './http-allowlist';
 import type { ToolRunContext } from './tool-run-context';
 

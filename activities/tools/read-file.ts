@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
-import type { ReadFileInput } from '../../workflows/tools/read-file';
-import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import type { ReadFileInput } from '../../contracts/tools/read-file';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 import { describeFileError } from './file-errors';
 import type { ToolRunContext } from './tool-run-context';
 import { resolveWorkspacePath } from './workspace-path';

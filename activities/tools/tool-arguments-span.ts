@@ -1,6 +1,6 @@
 import { trace } from '@opentelemetry/api';
-import type { McpActivities } from '../../workflows/tools/mcp-tools';
-import type { ToolActivities } from '../../workflows/tools/tool-outcome';
+import type { McpActivities } from '../../contracts/tools/mcp-tools';
+import type { ToolActivities } from '../../contracts/tools/tool-outcome';
 
 /**
  * `AGENT_TRACE_CONTENT=true`: each attempt's span of a tool call also carries the call's

@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
-import type { WriteFileInput } from '../../workflows/tools/write-file';
-import type { ToolOutcome } from '../../workflows/tools/tool-outcome';
+import type { WriteFileInput } from '../../contracts/tools/write-file';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 import { describeFileError } from './file-errors';
 import type { FileToolOptions } from './read-file';
 import type { ToolRunContext } from './tool-run-context';

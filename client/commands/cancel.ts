@@ -1,6 +1,6 @@
 import { formatEvent, green, red } from '../output';
 import { readLatestRunLog, readLog, type SessionHandle } from '../sessions';
-import type { SessionEvent } from '../../workflows/session-log';
+import type { SessionEvent } from '../../contracts/session-log';
 import { cancelTurn } from '../turn-control';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
 

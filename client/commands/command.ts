@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { agentSession } from '../../workflows/session';
-import { ModelRefSchema } from '../../workflows/model-ref';
+import { ModelRefSchema } from '../../contracts/model-ref';
 import { splitList, type ClientEnv } from '../config';
 import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';

@@ -1,5 +1,5 @@
 import { dim, formatEvent } from '../output';
-import { stateQuery } from '../../workflows/api';
+import { stateQuery } from '../../contracts/api';
 import { readLog } from '../sessions';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';
 

@@ -1,4 +1,4 @@
-import { refreshToolsUpdate, stateQuery } from '../../workflows/api';
+import { refreshToolsUpdate, stateQuery } from '../../contracts/api';
 import { dim } from '../output';
 import { formatTools, mcpTools } from '../session-tools';
 import { parseCommandArgs, patiently, printJson, sessionHandle, withClient, type Command } from './command';

@@ -1,4 +1,4 @@
-import { SendMessageSchema, stateQuery } from '../../workflows/api';
+import { SendMessageSchema, stateQuery } from '../../contracts/api';
 import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';
 import { readSessionLog } from '../log-chain';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { SessionInputSchema } from '../../workflows/api';
-import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../workflows/session-settings';
-import { BUILTIN_TOOLS } from '../../workflows/tools/registry';
-import { durationMs } from '../../workflows/turn-limits';
+import { SessionInputSchema } from '../../contracts/api';
+import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../contracts/session-settings';
+import { BUILTIN_TOOLS } from '../../contracts/tools/registry';
+import { durationMs } from '../../contracts/turn-limits';
 import type { ClientEnv } from '../config';
 import { ConfigError } from '../../config/config-error';
 import { parseRetryPolicyArg } from '../retry-policy';

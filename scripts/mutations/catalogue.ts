@@ -147,7 +147,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'attempts-capped-at-scheduling',
     breaks: 'a policy raised while a call runs is capped by the attempts fixed when it was scheduled',
-    file: 'workflows/retry-policy.ts',
+    file: 'contracts/retry-policy.ts',
     find: '    maximumAttempts: RETRY_LIMITS.maxRetries.max + 1,',
     replace: '    maximumAttempts: policy === null ? 1 : policy.maxRetries + 1,',
     killers: ['test/ladder-departures.test.ts'],
@@ -174,7 +174,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'lost-attempt-full-rung',
     breaks: "Temporal's fallback policy waits the whole rung after a lost attempt, and the jitter comes on top of it",
-    file: 'workflows/retry-policy.ts',
+    file: 'contracts/retry-policy.ts',
     find: '    initialInterval: lowerHalf(intervals.baseDelayMs),',
     replace: '    initialInterval: intervals.baseDelayMs,',
     killers: ['test/ladder-time-skipping.test.ts'],
@@ -237,7 +237,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'encryption-off',
     breaks: 'with a key set, payloads leave the worker and the client in plain text',
-    file: 'worker/encryption/aes-gcm-codec.ts',
+    file: 'encryption/aes-gcm-codec.ts',
     find: '  async encode(payloads: Payload[]): Promise<Payload[]> {\n    return payloads.map(',
     replace: '  async encode(payloads: Payload[]): Promise<Payload[]> {\n    if (payloads.length > 0) return payloads;\n    return payloads.map(',
     killers: ['test/encryption.test.ts'],
@@ -271,7 +271,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'budget-never-reached',
     breaks: 'a session over its budget goes on calling the model',
-    file: 'workflows/budget.ts',
+    file: 'workflows/budget-guard.ts',
     find: '    if (usd !== undefined && (spend.costUsd === null || spend.costUsd >= usd * share)) return true;\n    return tokens !== undefined && tokensOf(spend) >= tokens * share;',
     replace: '    return false;',
     killers: ['test/budget.test.ts'],
@@ -280,7 +280,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'repeat-guard-off',
     breaks: 'an identical tool call repeated past --max-repeats runs again',
-    file: 'workflows/turn-limits.ts',
+    file: 'workflows/turn-guards.ts',
     find: '  if (limit === undefined) return undefined;\n  let newest',
     replace: '  if (limit !== -1) return undefined;\n  let newest',
     killers: ['test/turn-limits.test.ts'],

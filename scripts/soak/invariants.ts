@@ -1,5 +1,5 @@
-import type { TurnOutcome } from '../../workflows/api';
-import type { SessionEvent } from '../../workflows/session-log';
+import type { TurnOutcome } from '../../contracts/api';
+import type { SessionEvent } from '../../contracts/session-log';
 
 /**
  * What "no data lost" means for one session, checked on its log after it ended. Each

@@ -3,7 +3,8 @@
  * workflow's commands change order without `patched()`.
  *
  * The copies live inside the project (`.data/altered-workflows-*`), so their imports of
- * `zod` and `@temporalio/workflow` resolve from the project's node_modules like the originals.
+ * `zod` and `@temporalio/workflow` resolve from the project's node_modules like the originals;
+ * contracts/ is copied beside them, so their `../contracts/…` imports resolve too.
  */
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../scripts/temporal-binaries';
 
 const WORKFLOWS = path.join(PROJECT_ROOT, 'workflows');
+const CONTRACTS = path.join(PROJECT_ROOT, 'contracts');
 
 /** One source edit: `find` must occur exactly once, so an alteration that no longer applies fails loudly instead of testing nothing. */
 export interface Edit {
@@ -26,10 +28,12 @@ export async function removeAlteredCopies(): Promise<void> {
 }
 
 export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> {
-  const dir = path.join(PROJECT_ROOT, '.data', `altered-workflows-${randomUUID()}`);
-  copies.push(dir);
-  await mkdir(path.dirname(dir), { recursive: true });
+  const root = path.join(PROJECT_ROOT, '.data', `altered-workflows-${randomUUID()}`);
+  copies.push(root);
+  const dir = path.join(root, 'workflows');
+  await mkdir(root, { recursive: true });
   await cp(WORKFLOWS, dir, { recursive: true });
+  await cp(CONTRACTS, path.join(root, 'contracts'), { recursive: true });
   for (const edit of edits) {
     const file = path.join(dir, edit.file);
     const source = await readFile(file, 'utf8');

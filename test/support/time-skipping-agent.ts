@@ -8,7 +8,7 @@ import { startScriptedLlm, type ScriptedLlm } from '../../scripts/scripted-llm/s
 import { parseWorkerEnv, type WorkerEnv } from '../../worker/config';
 import { createAgentWorker, logCacheFor } from '../../worker/create-worker';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import { AGENT_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { AGENT_SEARCH_ATTRIBUTES } from '../../contracts/search-attributes';
 import { createTimeSkippingEnv } from '../temporal-env';
 
 /**

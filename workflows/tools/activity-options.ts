@@ -1,5 +1,5 @@
-import { SDK_PAYLOADS_TOO_LARGE, WORKFLOW_ERROR_TYPES } from '../errors';
-import type { AnyToolDefinition, ToolClass } from './tool-definition';
+import { SDK_PAYLOADS_TOO_LARGE, WORKFLOW_ERROR_TYPES } from '../../contracts/errors';
+import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
 
 /**
  * Retries for read-only calls. They only cover infrastructure failures (a lost worker, a

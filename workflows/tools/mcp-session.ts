@@ -1,13 +1,13 @@
 import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
-import { MCP_ERROR_TYPES } from '../errors';
+import { MCP_ERROR_TYPES } from '../../contracts/errors';
 import { isCancellation, summarizeFailure } from '../failure';
-import type { ToolCall } from '../messages';
-import type { NewSessionEvent, SessionEvent } from '../session-log';
+import type { ToolCall } from '../../contracts/messages';
+import type { NewSessionEvent, SessionEvent } from '../../contracts/session-log';
 import { READ_ONLY_TOOL_RETRY, toolActivityOptions } from './activity-options';
-import { latestMcpToolList, type McpActivities, type McpTool, type McpToolList } from './mcp-tools';
-import type { AnyToolDefinition, ToolClass } from './tool-definition';
-import type { ToolOutcome } from './tool-outcome';
+import { latestMcpToolList, type McpActivities, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
+import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
+import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
 /** Past the server's own `timeoutMs` (which ends the request with an MCP cancellation), so that limit is the one that speaks. */
 const ACTIVITY_MARGIN_MS = 10_000;

@@ -1,4 +1,4 @@
-import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning, StopReason, ToolCall } from '../../../workflows/messages';
+import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning, StopReason, ToolCall } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
 import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText, toolInputFromValue } from './assistant-message';
 import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';

@@ -1,4 +1,4 @@
-import type { AssistantMessage, ProviderData, StopReason, ToolCall, Usage } from '../../../workflows/messages';
+import type { AssistantMessage, ProviderData, StopReason, ToolCall, Usage } from '../../../contracts/messages';
 
 /**
  * Tool-call arguments as the model wrote them. A model can write anything, so anything

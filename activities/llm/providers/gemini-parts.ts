@@ -1,4 +1,4 @@
-import type { GeminiPartRef, Message } from '../../../workflows/messages';
+import type { GeminiPartRef, Message } from '../../../contracts/messages';
 
 type AssistantMessage = Extract<Message, { role: 'assistant' }>;
 

@@ -1,4 +1,4 @@
-import type { ProviderId } from '../../../workflows/model-ref';
+import type { ProviderId } from '../../../contracts/model-ref';
 import { streamAnthropic } from './anthropic';
 import { streamGemini } from './gemini';
 import { streamOpenAi } from './openai';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../workflows/messages';
+import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
 import { LlmError } from '../llm-error';
 import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText } from './assistant-message';

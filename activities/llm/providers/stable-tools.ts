@@ -1,4 +1,4 @@
-import type { ToolSpec } from '../../../workflows/messages';
+import type { ToolSpec } from '../../../contracts/messages';
 
 /**
  * The tools in the one order and spelling every request of a session uses: sorted by

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { AssistantMessage, LlmRequest } from '../../../workflows/messages';
+import type { AssistantMessage, LlmRequest } from '../../../contracts/messages';
 
 export interface ProviderCall {
   /** Injected HTTP: the worker's pooled Agent in production, a local server in tests. */

@@ -6,8 +6,8 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import { runToolCalls, type ScheduledCall } from '../../../workflows/scheduler';
-import type { ToolCall } from '../../../workflows/messages';
-import type { ToolOutcome } from '../../../workflows/tools/tool-outcome';
+import type { ToolCall } from '../../../contracts/messages';
+import type { ToolOutcome } from '../../../contracts/tools/tool-outcome';
 
 export interface ProbeActivities {
   /** Resolves when the test releases the call: a barrier, not a sleep. */

@@ -46,7 +46,7 @@ export const SESSION_LIMITS = {
    * events, since the turn that crosses the threshold runs to its end first.
    */
   continueAsNewAfterEvents: { min: 20, max: 20_000 },
-  /** The model's context window in tokens, when the table (workflows/model-windows.ts) does not know it or knows it wrong. */
+  /** The model's context window in tokens, when the table (contracts/model-windows.ts) does not know it or knows it wrong. */
   contextWindow: { min: 1_000, max: 10_000_000 },
   /** Tool results larger than 4 KiB from more than this many turns back are sent as one line. */
   clearToolResultsAfter: { min: 1, max: 10_000 },

@@ -76,12 +76,12 @@ export const SessionInputSchema = z
      * Without it the session continues as new when Temporal suggests it.
      */
     continueAsNewAfterEvents: boundedInt('continueAsNewAfterEvents').optional(),
-    /** Spending limits checked before each LLM call (workflows/budget.ts); none when absent. */
+    /** Spending limits checked before each LLM call (workflows/budget-guard.ts); none when absent. */
     budgetUsd: BudgetSchema.shape.usd,
     budgetTokens: BudgetSchema.shape.tokens,
     /** The share of a limit at which a turn pauses for a human (`approve <id> budget`). */
     budgetWarn: BudgetSchema.shape.warnAt,
-    /** A turn's wall-clock limit in ms: then it is cancelled, its calls answered, and it fails `turn_timeout` (workflows/turn-limits.ts). */
+    /** A turn's wall-clock limit in ms: then it is cancelled, its calls answered, and it fails `turn_timeout` (workflows/turn-guards.ts). */
     turnTimeoutMs: TurnTimeoutSchema.optional(),
     /** Identical tool calls in a row the model may make in a turn; the next one is answered with an error instead of run. */
     maxRepeats: MaxRepeatsSchema.optional(),

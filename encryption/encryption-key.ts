@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../../config/config-error';
+import { ConfigError } from '../config/config-error';
 
 /**
  * The payload encryption key, from the environment of every process that reads or writes

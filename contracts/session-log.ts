@@ -52,7 +52,7 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     content: z.string(),
   }),
   /**
-   * The MCP tools offered from here on, as the servers listed them (workflows/tools/mcp-tools.ts).
+   * The MCP tools offered from here on, as the servers listed them (contracts/tools/mcp-tools.ts).
    * `turn` is the turn it was recorded in, or the last one before it (0: before any).
    */
   z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
