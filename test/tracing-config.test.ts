@@ -6,7 +6,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { TracingConfigError, tracingConfigFromEnv } from '../worker/tracing-config';
+import { ConfigError } from '../config/config-error';
+import { tracingConfigFromEnv } from '../worker/tracing-config';
 
 const ROOT = path.join(import.meta.dirname, '..');
 
@@ -41,10 +42,16 @@ describe('tracing configuration (unit)', () => {
         }
         throw new Error(`accepted ${Object.keys(env).join(', ')}`);
       })();
-      expect(error).toBeInstanceOf(TracingConfigError);
+      expect(error).toBeInstanceOf(ConfigError);
       expect(error.message).toMatch(line);
       expect(error.message).not.toContain('secret');
     }
+  });
+
+  it('names every bad variable in the same line, as the other settings do', () => {
+    expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'nowhere-secret', AGENT_TRACE_CONTENT: 'yes-secret' })).toThrow(
+      /^OTEL_EXPORTER_OTLP_ENDPOINT is not valid: expected an http:\/\/ or https:\/\/ URL; AGENT_TRACE_CONTENT is not valid: expected true or false$/,
+    );
   });
 });
 

@@ -40,13 +40,14 @@ describe('worker configuration', () => {
     for (const value of ['half-a-minute', 'secret-host', '-7']) expect(message).not.toContain(value);
   });
 
-  it('stops npm run worker with one line naming a bad variable of the worker, of the connection and of the encryption key together', async () => {
-    const result = await runEntry('worker/main.ts', [], { AGENT_LOG_CACHE_MB: 'lots', TEMPORAL_ADDRESS: 'no-port-here', AGENT_ENCRYPTION_KEY_ID: 'k1' });
+  it('stops npm run worker with one line naming a bad variable of the worker, of the connection, of the encryption key and of tracing together', async () => {
+    const result = await runEntry('worker/main.ts', [], { AGENT_LOG_CACHE_MB: 'lots', TEMPORAL_ADDRESS: 'no-port-here', AGENT_ENCRYPTION_KEY_ID: 'k1', OTEL_TRACES_SAMPLER: 'sometimes' });
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^worker: AGENT_LOG_CACHE_MB: .*; TEMPORAL_ADDRESS: must be host:port; set both AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID, or neither$/);
+    expect(lines[0]).toMatch(/^worker: AGENT_LOG_CACHE_MB: .*; TEMPORAL_ADDRESS: must be host:port; set both AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID, or neither; OTEL_TRACES_SAMPLER is not valid: expected one of always_on, .*$/);
     expect(lines[0]).not.toContain('lots');
+    expect(lines[0]).not.toContain('sometimes');
     expect(lines[0]).not.toContain('no-port-here');
   });
 

@@ -12,24 +12,24 @@ import { loadMcpConfig } from './mcp-config';
 import { encryptionKeyFromEnv, workerDataConverter } from '../encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
-import { TracingConfigError, tracingConfigFromEnv } from './tracing-config';
+import { tracingConfigFromEnv } from './tracing-config';
 import { startTracing } from './tracing-provider';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'register-search-attributes': { type: 'boolean', default: false } } });
   // Every bad variable of the environment, the connection's and the encryption key's, in one line.
-  const [env, temporal, encryption] = readAllSettings([
+  const [env, temporal, encryption, tracingConfig] = readAllSettings([
     () => parseWorkerEnv(process.env),
     () => loadConnectionConfig(process.env),
     // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (encryption/).
     () => encryptionKeyFromEnv(process.env),
+    // OpenTelemetry, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (worker/tracing-config.ts).
+    () => tracingConfigFromEnv(process.env),
   ]);
   // A bad MCP file stops the worker here, before it connects, in one line naming the server and the field.
   loadMcpConfig(env.AGENT_MCP_CONFIG, process.env);
   // Before connecting: a bad price file is a mistake of configuration, told in one line.
   const prices = loadPriceTable(env.AGENT_PRICES_FILE);
-  // OpenTelemetry, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (worker/tracing-config.ts).
-  const tracingConfig = tracingConfigFromEnv(process.env);
   const tracing = tracingConfig && (await startTracing(tracingConfig, 'durable-agent-worker'));
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
   const connection = await connectWorkerConnection(temporal);
@@ -72,7 +72,7 @@ function firstLine(error: unknown): string {
 }
 
 /** Mistakes of configuration or of the namespace are one line; anything else keeps its stack. */
-const ONE_LINE_ERRORS = [ConfigError, ConnectionFailedError, NamespaceCheckError, TracingConfigError];
+const ONE_LINE_ERRORS = [ConfigError, ConnectionFailedError, NamespaceCheckError];
 
 main().then(
   () => process.exit(0),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../config/config-error';
 
 /**
  * The standard OpenTelemetry variables this project reads, and nothing else: a collector
@@ -11,10 +12,6 @@ export interface TracingConfig {
   protocol: 'http/protobuf' | 'http/json';
   /** `AGENT_TRACE_CONTENT=true`: prompts and tool arguments go into spans too. */
   content: boolean;
-}
-
-export class TracingConfigError extends Error {
-  override name = 'TracingConfigError';
 }
 
 const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
@@ -36,13 +33,12 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
 }
 
-/** `undefined` when no endpoint is set: tracing is off. A bad value is one line naming the variable, never its value. */
+/** `undefined` when no endpoint is set: tracing is off. Bad values are one line naming every such variable, never its value. */
 export function tracingConfigFromEnv(env: NodeJS.ProcessEnv): TracingConfig | undefined {
   const parsed = TracingEnvSchema.safeParse(withoutEmpty(env));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const variable = String(issue?.path[0] ?? 'OTEL_*');
-    throw new TracingConfigError(`${variable} is not valid: ${describeExpected(variable)}`);
+    const variables = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? 'OTEL_*')))];
+    throw new ConfigError(variables.map((variable) => `${variable} is not valid: ${describeExpected(variable)}`).join('; '));
   }
   const values = parsed.data;
   const endpoint = values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (values.OTEL_EXPORTER_OTLP_ENDPOINT && `${values.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
