@@ -2,43 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { SessionInputSchema } from '../contracts/api';
 import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, tailToCarry, tokensOfChars, toolListCutOff, type RequestFrame } from '../workflows/compaction';
 import { conversationOf } from '../contracts/conversation';
-import type { AssistantMessage } from '../contracts/messages';
 import { MODEL_WINDOWS, ModelWindowsFileSchema, sessionContextWindow, windowOf } from '../contracts/model-windows';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { SessionState } from '../workflows/session-state';
 import { recordCarriedToolList } from '../workflows/continue-as-new';
 import { latestMcpToolList } from '../contracts/tools/mcp-tools';
-
-const calling = (id: string, usage = { inputTokens: 10, outputTokens: 2 }): AssistantMessage => ({
-  role: 'assistant',
-  text: '',
-  toolCalls: [{ id, name: 'read_file', input: { path: `${id}.txt` } }],
-  stopReason: 'tool_use',
-  usage,
-});
-const answering = (text: string, usage = { inputTokens: 20, outputTokens: 3 }): AssistantMessage => ({ role: 'assistant', text, toolCalls: [], stopReason: 'end_turn', usage });
-
-function turnEvents(turn: number, content = `content ${turn}`): NewSessionEvent[] {
-  const id = `call_${turn}`;
-  return [
-    { type: 'turn/start', turn, text: `question ${turn}` },
-    { type: 'step/start', turn, step: 1, model: 'anthropic:m' },
-    { type: 'assistant', turn, step: 1, message: calling(id) },
-    { type: 'tool/call', turn, step: 1, callId: id, name: 'read_file', input: { path: `${id}.txt` } },
-    { type: 'tool/result', turn, step: 1, callId: id, name: 'read_file', code: 'ok', content },
-    { type: 'step/end', turn, step: 1, status: 'completed' },
-    { type: 'step/start', turn, step: 2, model: 'anthropic:m' },
-    { type: 'assistant', turn, step: 2, message: answering(`answer ${turn}`) },
-    { type: 'step/end', turn, step: 2, status: 'completed' },
-    { type: 'turn/end', turn, status: 'completed', reason: 'answered' },
-  ];
-}
-
-function logOf(events: NewSessionEvent[]): SessionLog {
-  const log = new SessionLog();
-  events.forEach((e) => log.append(e, 0));
-  return log;
-}
+import { calling, logOf, turnEvents } from './support/tool-turns';
 
 const compacted = (turn: number, throughSeq: number): NewSessionEvent => ({ type: 'context/compacted', turn, throughSeq, summary: `through ${throughSeq}`, tokensBefore: 1000, tokensAfter: 100 });
 const turnEndOf = (events: readonly SessionEvent[], turn: number) => events.find((e) => e.type === 'turn/end' && e.turn === turn)!.seq;

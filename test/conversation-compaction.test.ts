@@ -1,41 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CLEARABLE_RESULT_BYTES, SUMMARY_PREFIX, clearedResultLine, conversationOf, usageOf, withSummary } from '../contracts/conversation';
 import { digestOf } from '../contracts/log-digest';
-import type { AssistantMessage } from '../contracts/messages';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { spendOf } from '../contracts/spend';
-
-const calling = (id: string): AssistantMessage => ({
-  role: 'assistant',
-  text: '',
-  toolCalls: [{ id, name: 'read_file', input: { path: `${id}.txt` } }],
-  stopReason: 'tool_use',
-  usage: { inputTokens: 10, outputTokens: 2 },
-});
-const answering = (text: string): AssistantMessage => ({ role: 'assistant', text, toolCalls: [], stopReason: 'end_turn', usage: { inputTokens: 20, outputTokens: 3 } });
-
-/** One turn: a tool call with a result of `content`, then an answer. */
-function turnEvents(turn: number, content: string): NewSessionEvent[] {
-  const id = `call_${turn}`;
-  return [
-    { type: 'turn/start', turn, text: `question ${turn}` },
-    { type: 'step/start', turn, step: 1, model: 'anthropic:m' },
-    { type: 'assistant', turn, step: 1, message: calling(id) },
-    { type: 'tool/call', turn, step: 1, callId: id, name: 'read_file', input: { path: `${id}.txt` } },
-    { type: 'tool/result', turn, step: 1, callId: id, name: 'read_file', code: 'ok', content },
-    { type: 'step/end', turn, step: 1, status: 'completed' },
-    { type: 'step/start', turn, step: 2, model: 'anthropic:m' },
-    { type: 'assistant', turn, step: 2, message: answering(`answer ${turn}`) },
-    { type: 'step/end', turn, step: 2, status: 'completed' },
-    { type: 'turn/end', turn, status: 'completed', reason: 'answered' },
-  ];
-}
-
-function logOf(events: NewSessionEvent[]): SessionLog {
-  const log = new SessionLog();
-  events.forEach((e) => log.append(e, 0));
-  return log;
-}
+import { answering, logOf, turnEvents } from './support/tool-turns';
 
 const turnEndOf = (events: readonly SessionEvent[], turn: number) => events.find((e) => e.type === 'turn/end' && e.turn === turn)!.seq;
 
