@@ -43,14 +43,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   recordCarriedToolList(log, config, Date.now());
   const state = new SessionState(config, log.events);
   const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
-  const settings: LlmSettings = {
-    ...(config.system === undefined ? {} : { system: config.system }),
-    tools: toolSpecs(enabledTools),
-    maxTokens: config.maxTokens,
-    reasoning: config.reasoning,
-    // The session id keys OpenAI's prompt cache: every step of a session shares its prefix.
-    ...(config.promptCache ? { promptCacheKey: workflowId } : {}),
-  };
+  const settings = llmSettingsOf(config, workflowId, enabledTools);
   // A copy: sink calls leave the workflow when its activation ends, and the log may have
   // grown by then.
   logMirror.opened(settings, [...log.events]);
@@ -100,6 +93,18 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     // Ended, failed or continued as new: nothing will read this run's copy of the log.
     logMirror.closed();
   }
+}
+
+/** What every LLM call of the session sends besides its conversation. */
+function llmSettingsOf(config: SessionConfig, workflowId: string, enabledTools: Parameters<typeof toolSpecs>[0]): LlmSettings {
+  return {
+    ...(config.system === undefined ? {} : { system: config.system }),
+    tools: toolSpecs(enabledTools),
+    maxTokens: config.maxTokens,
+    reasoning: config.reasoning,
+    // The session id keys OpenAI's prompt cache: every step of a session shares its prefix.
+    ...(config.promptCache ? { promptCacheKey: workflowId } : {}),
+  };
 }
 
 function parseInput(input: SessionInput): SessionConfig {
