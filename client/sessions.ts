@@ -89,7 +89,7 @@ export async function startSession(client: Client, env: StartEnv, options: Start
  * worker that runs it has. A model the table does not know gets none, and the session
  * does not compact (watch says so).
  */
-function knownWindow(input: SessionInput, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
+export function knownWindow(input: SessionInput, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
   if (input.contextWindow !== undefined) return {};
   const window = windowOf(input.model, table);
   return window ? { contextWindow: window.contextWindow } : {};

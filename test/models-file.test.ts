@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseClientEnv } from '../client/config';
 import { sessionOptionsFrom } from '../client/commands/session-options';
 import { loadModelWindows } from '../client/models-file';
+import { knownWindow } from '../client/sessions';
 import { ConfigError } from '../config/config-error';
 import { MODEL_WINDOWS } from '../contracts/model-windows';
 import { runEntry } from './support/cli';
@@ -85,29 +86,34 @@ describe('AGENT_MODELS_FILE', () => {
 });
 
 describe("a session's context window, as start and run give it", () => {
+  /** The flags' options, then the window startSession adds from the client's table. */
+  const sessionInputFrom = (flags: Parameters<typeof sessionOptionsFrom>[0], env: ReturnType<typeof parseClientEnv>) => {
+    const options = sessionOptionsFrom(flags, env);
+    return { ...options, ...knownWindow(options, env.modelWindows) };
+  };
   const withFile = async () =>
     parseClientEnv({ AGENT_MODELS_FILE: await modelsFile({ 'openai:local-llama': { contextWindow: 8_192, maxOutputTokens: 2_048 }, 'openai:gpt-4o': { contextWindow: 64_000, maxOutputTokens: 4_096 } }) });
 
   it("is the known model's window from the table when --context-window is not given, also for a dated snapshot", () => {
     const env = parseClientEnv({});
-    expect(sessionOptionsFrom({}, env)).toMatchObject({ model: 'anthropic:claude-sonnet-4-5', contextWindow: MODEL_WINDOWS['anthropic:claude-sonnet-4-5']?.contextWindow });
-    expect(sessionOptionsFrom({ model: 'openai:gpt-4.1-2025-04-14' }, env).contextWindow).toBe(MODEL_WINDOWS['openai:gpt-4.1']?.contextWindow);
+    expect(sessionInputFrom({}, env)).toMatchObject({ model: 'anthropic:claude-sonnet-4-5', contextWindow: MODEL_WINDOWS['anthropic:claude-sonnet-4-5']?.contextWindow });
+    expect(sessionInputFrom({ model: 'openai:gpt-4.1-2025-04-14' }, env).contextWindow).toBe(MODEL_WINDOWS['openai:gpt-4.1']?.contextWindow);
   });
 
   it('is the models file\'s window for a model it adds or replaces', async () => {
     const env = await withFile();
-    expect(sessionOptionsFrom({ model: 'openai:local-llama' }, env).contextWindow).toBe(8_192);
-    expect(sessionOptionsFrom({ model: 'openai:gpt-4o' }, env).contextWindow).toBe(64_000);
+    expect(sessionInputFrom({ model: 'openai:local-llama' }, env).contextWindow).toBe(8_192);
+    expect(sessionInputFrom({ model: 'openai:gpt-4o' }, env).contextWindow).toBe(64_000);
   });
 
   it('is --context-window when given, whatever the table says', async () => {
     const env = await withFile();
-    expect(sessionOptionsFrom({ model: 'openai:gpt-4o', 'context-window': '20000' }, env).contextWindow).toBe(20_000);
-    expect(sessionOptionsFrom({ model: 'openai:someone-elses-model', 'context-window': '5000' }, env).contextWindow).toBe(5_000);
+    expect(sessionInputFrom({ model: 'openai:gpt-4o', 'context-window': '20000' }, env).contextWindow).toBe(20_000);
+    expect(sessionInputFrom({ model: 'openai:someone-elses-model', 'context-window': '5000' }, env).contextWindow).toBe(5_000);
   });
 
   it('is absent for a model neither the table nor the file knows: the session does not compact', async () => {
-    const options = sessionOptionsFrom({ model: 'openai:someone-elses-model' }, await withFile());
+    const options = sessionInputFrom({ model: 'openai:someone-elses-model' }, await withFile());
     expect('contextWindow' in options).toBe(false);
   });
 });
