@@ -21,6 +21,42 @@ export interface Mutation {
 
 export const MUTATIONS: readonly Mutation[] = [
   {
+    name: 'compaction-cuts-inside-a-turn',
+    breaks: 'a compaction cuts between a tool call and its result, inside a turn that has not ended',
+    file: 'workflows/compaction.ts',
+    find: "    if (e.type === 'turn/end') return e.seq;",
+    replace: "    if (e.type === 'tool/call') return e.seq;",
+    killers: ['test/compaction.test.ts'],
+    testNamePattern: 'cut',
+  },
+  {
+    name: 'compaction-carries-whole-log',
+    breaks: 'continue-as-new carries the whole log instead of the tail after the last compaction',
+    file: 'workflows/compaction.ts',
+    find: '  return through === undefined ? [...events] : events.filter((e) => e.seq > through);',
+    replace: '  return [...events];',
+    killers: ['test/compaction.test.ts'],
+    testNamePattern: 'tail|compaction cut',
+  },
+  {
+    name: 'overflow-not-recovered',
+    breaks: "a context_overflow fails the turn without compacting and sending the step's request once more",
+    file: 'workflows/session-runtime.ts',
+    find: '          if (!isContextOverflow(error) || !(await compactor.afterOverflow(turn, step))) throw error;',
+    replace: '          throw error;',
+    killers: ['test/context-overflow.test.ts'],
+    testNamePattern: 'once more',
+  },
+  {
+    name: 'compaction-threshold-ignored',
+    breaks: 'a long session never compacts before its request passes compactAt of the window',
+    file: 'workflows/compaction.ts',
+    find: '  return window !== null && estimate > compactAt * window;',
+    replace: '  return false;',
+    killers: ['test/long-session.test.ts'],
+    testNamePattern: 'above the window|compacts when',
+  },
+  {
     name: 'drop-compensation',
     breaks: 'a step that fails after its assistant message closes without answering its calls',
     file: 'workflows/turn.ts',
