@@ -1,4 +1,5 @@
 import type { WorkflowClient } from '@temporalio/client';
+// The SDK's writer of the history JSON that the CLI, the UI and `historyFromJSON` read; 1.24 exports it only here.
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+// The SDK's writer of the history JSON that the CLI, the UI and `historyFromJSON` read; 1.24 exports it only here.
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import {
   SESSION_WORKFLOW,
