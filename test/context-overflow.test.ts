@@ -86,6 +86,10 @@ describe.each(PROVIDERS)('a context overflow on %s', (provider) => {
       'turn/end',
     ]);
     expect(log.at(-1)).toMatchObject({ type: 'turn/end', turn: 2, status: 'completed' });
+    // The UI shows the last compaction's tokens before and after as the session's current details.
+    const { tokensBefore, tokensAfter } = compactions[0] as Extract<SessionEvent, { type: 'context/compacted' }>;
+    const metadata = await session.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toBe(`turn 2 · compacted through event ${turn1End?.seq} · ${tokensBefore} → ${tokensAfter} tokens`);
     await endSession(session);
   });
 

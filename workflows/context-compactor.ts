@@ -1,4 +1,4 @@
-import { patched } from '@temporalio/workflow';
+import { patched, setCurrentDetails } from '@temporalio/workflow';
 import type { SessionConfig } from '../contracts/api';
 import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
 import type { NonRetryableLlmErrorType } from '../contracts/errors';
@@ -147,6 +147,9 @@ export class ContextCompactor {
       usage: answer.usage,
       ...(answer.costUsd === undefined ? {} : { costUsd: answer.costUsd }),
     });
+    // The UI's "current details": the activity's summary was written before the call knew
+    // what the summary would weigh. A Query answers it, so nothing goes into history.
+    setCurrentDetails(`turn ${turn} · compacted through event ${throughSeq} · ${tokensBefore} → ${tokensAfter} tokens`);
     return true;
   }
 }
