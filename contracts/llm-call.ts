@@ -43,7 +43,11 @@ export interface LlmCallInput {
    * scheduled before it): `uptoSeq`.
    */
   toolsUptoSeq?: number;
-  /** The session's `clearToolResultsAfter`: old large tool results are sent as one line (conversation.ts). */
+  /**
+   * The session's `clearToolResultsAfter`: old large tool results are sent as one line
+   * (conversation.ts). A compaction asked again after it overflowed sends -1: every large
+   * result it holds, of the cut's own turn too.
+   */
   clearToolResultsAfter?: number;
   /** The policy when the call was scheduled; the activity prefers the session's live one (see `retryPolicyQuery`). */
   retryPolicy: SessionRetryPolicy;

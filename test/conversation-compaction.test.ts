@@ -58,6 +58,12 @@ describe('old tool results cleared from what is sent (clearToolResultsAfter)', (
     expect(clearedResultLine('read_file', 'call_1', 5000)).toMatch(/5000-byte result of the read_file call call_1 .*Call read_file again/);
   });
 
+  it('with -1 (a compaction asked again after it overflowed) clears every large result, the current turn\'s too', () => {
+    const cleared = (id: string) => clearedResultLine('read_file', id, CLEARABLE_RESULT_BYTES + 1);
+    expect(results(4, 0)).toEqual([cleared('call_1'), 'small', cleared('call_3'), big]);
+    expect(results(4, -1)).toEqual([cleared('call_1'), 'small', cleared('call_3'), cleared('call_4')]);
+  });
+
   it('keeps recent turns, small results, and everything when the setting is absent', () => {
     expect(results(5, 4)).toEqual([big, 'small', big, big]);
     expect(results(5)).toEqual([big, 'small', big, big]);

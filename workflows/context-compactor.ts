@@ -129,11 +129,13 @@ export class ContextCompactor {
     const id = patched(COMPACTION_ACTIVITY_ID_PATCH) ? `compact-${throughSeq}` : undefined;
     const answer = await this.#parts.callLlm(summaryLine, call, id).catch((error: unknown) => {
       // The conversation up to the cut is itself too long (a huge tool result in the last
-      // ended turn, say): once more with every large tool result of the turns before this
-      // one sent as its one line, or every later step would overflow the same way. The
-      // decision follows the recorded failure, so a replay takes the same path.
+      // ended turn, say): once more with every large tool result it holds sent as its one
+      // line, or every later step would overflow the same way. -1 reaches the cut's own
+      // turn too, which is `turn` itself when the session compacts between turns (before
+      // continuing as new); the running turn is past the cut either way. The decision
+      // follows the recorded failure, so a replay takes the same path.
       if (!isContextOverflow(error)) throw error;
-      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: 0 }, id && `${id}-cleared`);
+      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, id && `${id}-cleared`);
     });
     const summary = answer.text;
     const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });
