@@ -98,6 +98,16 @@ export function leavesNoRoomForAnswer(estimate: number, window: number | null, m
 }
 
 /**
+ * The log's tail travels to the next run as workflow input, and Temporal refuses a payload
+ * above 2 MiB (a refused continue-as-new would fail the workflow task again and again). An
+ * input above 1 MiB has its log compacted first (context-compactor.ts), so only a tail that
+ * cannot be cut, the events of one turn, is this large at continue-as-new. The session ends then, clearly,
+ * rather than growing its history until Temporal terminates it at the history limit; its
+ * log stays readable and can be forked from an earlier event.
+ */
+export const MAX_CARRIED_LOG_BYTES = 1.5 * 1024 * 1024;
+
+/**
  * What the next run needs of the log: the events after the last compaction's cut (the
  * compaction itself among them, so its summary still applies), seqs kept. The events
  * before stay readable in this run.

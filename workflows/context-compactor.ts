@@ -1,6 +1,6 @@
 import { patched, setCurrentDetails } from '@temporalio/workflow';
 import type { SessionConfig } from '../contracts/api';
-import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
+import { MAX_CARRIED_LOG_BYTES, cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
 import type { NonRetryableLlmErrorType } from '../contracts/errors';
 import { isCancellation, summarizeFailure } from './failure';
 import type { LlmCallInput } from '../contracts/llm-call';
@@ -97,8 +97,9 @@ export class ContextCompactor {
     const cut = cutPoint(this.#parts.log.events);
     if (cut === undefined || cut === this.#failedCarryCut) return false;
     // With a hard limit reached the session spends nothing more: the tail goes as it is (the
-    // next turn's admission refuses its first call, unless the budget is raised).
-    if (!this.#parts.budget.allows() && patched(COMPACTION_BUDGET_PATCH)) return false;
+    // next turn's admission refuses its first call, unless the budget is raised), as long as
+    // it can go at all; one compaction past the limit is better than a session ended.
+    if (!this.#parts.budget.allows() && carriedBytes() <= MAX_CARRIED_LOG_BYTES && patched(COMPACTION_BUDGET_PATCH)) return false;
     return this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
       if (isCancellation(error)) throw error;
       this.#failedCarryCut = cut;

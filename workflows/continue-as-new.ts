@@ -3,7 +3,7 @@ import type { SessionConfig, SessionInput, SessionResult } from '../contracts/ap
 import type { Budget } from '../contracts/budget';
 import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import { jsonBytes } from '../contracts/log-pages';
-import { tailToCarry, toolListCutOff } from './compaction';
+import { MAX_CARRIED_LOG_BYTES, tailToCarry, toolListCutOff } from './compaction';
 import { CONTEXT_COMPACTION_PATCH } from './context-compactor';
 import { sessionContextWindow } from '../contracts/model-windows';
 import type { SessionEvent, SessionLog } from '../contracts/session-log';
@@ -77,16 +77,6 @@ export function recordCarriedToolList(log: SessionLog, config: SessionConfig, no
   const listed = config.continued ? config.continued.toolsListed : config.fork?.toolsListed;
   if (listed) log.append({ type: 'tools/listed', ...listed }, now);
 }
-
-/**
- * The log's tail travels to the next run as workflow input, and Temporal refuses a payload
- * above 2 MiB (a refused continue-as-new would fail the workflow task again and again). An
- * input above 1 MiB has its log compacted first (context-compactor.ts), so only a tail that
- * cannot be cut, the events of one turn, gets here this large. The session ends then, clearly,
- * rather than growing its history until Temporal terminates it at the history limit; its
- * log stays readable and can be forked from an earlier event.
- */
-const MAX_CARRIED_LOG_BYTES = 1.5 * 1024 * 1024;
 
 function assertCarriable(next: SessionInput): void {
   const bytes = jsonBytes(next);
