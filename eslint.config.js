@@ -36,6 +36,12 @@ const workflowRestrictedImports = {
       message: `Does not run in ${SANDBOX}.`,
     },
     {
+      // The processes' own code reads the environment, files and sockets; types are erased.
+      group: ['**/client', '**/client/**', '**/worker', '**/worker/**', '**/connection', '**/connection/**', '**/config', '**/config/**', '**/encryption', '**/encryption/**'],
+      allowTypeImports: true,
+      message: `The client's, the worker's and the connection's code does not run in ${SANDBOX}; import its types only, and shared values from contracts/.`,
+    },
+    {
       // Values from activities/ would drag Node code into the bundle; types are erased.
       group: ['**/activities', '**/activities/**'],
       allowTypeImports: true,
