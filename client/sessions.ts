@@ -227,9 +227,12 @@ export async function forkSession(client: Client, env: StartEnv, sourceId: strin
   const runs = temporalSessionRuns(client.workflow, sourceId);
   const state = await source.query(stateQuery);
   const hasMcp = ((state.settings as SessionSettings | undefined)?.mcp?.length ?? 0) > 0;
-  // The counts at the cut are the source's now less those of the events after it.
+  // The counts at the cut are the source's now less those of the events after it. Without
+  // a cut, the fork ends where this state ends: a source still running may have logged more
+  // since, which the counts would not include.
+  const cut = atSeq ?? (state.events > 0 ? state.events - 1 : undefined);
   const [{ events: kept, toolsListed }, after] = await Promise.all([
-    readForkStart(runs, atSeq, { toolList: hasMcp }),
+    readForkStart(runs, cut, { toolList: hasMcp }),
     atSeq === undefined ? Promise.resolve([]) : readLogChain(runs, { fromSeq: atSeq + 1, uptoSeq: state.events }),
   ]);
   const carried = {
@@ -237,9 +240,13 @@ export async function forkSession(client: Client, env: StartEnv, sourceId: strin
     ...countsAtCut(state, after),
     ...(toolsListed ? { toolsListed: { turn: toolsListed.turn, servers: toolsListed.servers, tools: toolsListed.tools } } : {}),
   };
+  // The window goes with the model: a fork onto another model has the new one's resolved.
+  const { contextWindow, ...settings } = carriedSettings(state);
+  const model = options.model ?? state.model;
   return startSession(client, env, {
-    ...carriedSettings(state),
-    model: options.model ?? state.model,
+    ...settings,
+    ...(contextWindow === undefined || model !== state.model ? {} : { contextWindow }),
+    model,
     ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
     // The source's whole spend comes along, also what it spent after the cut: a fork cannot reset a budget.
