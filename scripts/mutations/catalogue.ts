@@ -388,7 +388,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '      problems.push(error.message);\n      return undefined;\n',
     replace: '      throw error;\n',
     killers: ['test/worker-config.test.ts'],
-    testNamePattern: 'of the connection and of the encryption key together',
+    testNamePattern: 'of the encryption key and of tracing together',
   },
   {
     name: 'max-steps-flag-dropped',
