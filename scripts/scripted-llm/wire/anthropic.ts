@@ -1,5 +1,6 @@
 import { dataFrame, type Frame } from '../sse';
 import type { Dialect, ErrorShape, StreamPlan } from './dialect';
+import { finalUserText, messageCount } from './chat-messages';
 import { randomId } from './random-id';
 import { sign, verify } from './signatures';
 
@@ -131,18 +132,9 @@ export const anthropic: Dialect = {
     return '';
   },
 
-  finalUserText(body) {
-    const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
-    const last = messages[messages.length - 1];
-    if (last?.role !== 'user') return undefined;
-    if (typeof last.content === 'string') return last.content;
-    const texts = Array.isArray(last.content) ? (last.content as Array<Record<string, unknown>>).filter((b) => b?.type === 'text' && typeof b.text === 'string') : [];
-    return texts[texts.length - 1]?.text as string | undefined;
-  },
+  finalUserText,
 
-  messageCount(body) {
-    return Array.isArray(body.messages) ? body.messages.length : 0;
-  },
+  messageCount,
 
   contextOverflow(tokens, window) {
     return { status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${window} maximum` };

@@ -1,5 +1,6 @@
 import { dataFrame, type Frame } from '../sse';
 import type { Dialect, ErrorShape, StreamPlan } from './dialect';
+import { finalUserText, messageCount } from './chat-messages';
 import { randomId } from './random-id';
 
 /** OpenAI Chat Completions, `POST /chat/completions` (or `/v1/chat/completions`) with `stream: true`. */
@@ -93,18 +94,9 @@ export const openai: Dialect = {
     return '';
   },
 
-  finalUserText(body) {
-    const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
-    const last = messages[messages.length - 1];
-    if (last?.role !== 'user') return undefined;
-    if (typeof last.content === 'string') return last.content;
-    const parts = Array.isArray(last.content) ? (last.content as Array<Record<string, unknown>>).filter((p) => p?.type === 'text' && typeof p.text === 'string') : [];
-    return parts[parts.length - 1]?.text as string | undefined;
-  },
+  finalUserText,
 
-  messageCount(body) {
-    return Array.isArray(body.messages) ? body.messages.length : 0;
-  },
+  messageCount,
 
   contextOverflow(tokens, window) {
     return {
