@@ -1,16 +1,13 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { ApprovalGate } from './approval-gate';
-import type { BudgetGuard } from './budget-guard';
-import type { SessionConfig } from '../contracts/api';
 import { ContextCompactor, isContextOverflow, type CompactorCall } from './context-compactor';
-import type { LlmActivities, LlmCallInput, LlmSettings } from '../contracts/llm-call';
+import type { LlmActivities, LlmCallInput } from '../contracts/llm-call';
 import { logMirror } from './log-sink';
 import { temporalRetryPolicyFor } from '../contracts/retry-policy';
-import type { NewSessionEvent, SessionEvent, SessionLog } from '../contracts/session-log';
-import { publishStatus, type SessionState } from './session-state';
+import type { NewSessionEvent, SessionEvent } from '../contracts/session-log';
+import { publishStatus } from './session-state';
 import { callOf } from '../contracts/spend';
 import type { TurnRuntime } from './turn';
-import type { McpSessionTools } from './tools/mcp-session';
+import type { SessionParts } from './session-handlers';
 
 const llm = proxyActivities<LlmActivities>({
   startToCloseTimeout: '10 minutes',
@@ -23,15 +20,8 @@ const llm = proxyActivities<LlmActivities>({
 });
 
 /** What a session's turns run on besides its tool policy. */
-export interface RuntimeParts {
-  config: SessionConfig;
+export interface RuntimeParts extends Omit<SessionParts, 'turnTraces'> {
   workflowId: string;
-  log: SessionLog;
-  state: SessionState;
-  settings: LlmSettings;
-  approvals: ApprovalGate;
-  budget: BudgetGuard;
-  mcpTools: McpSessionTools;
 }
 
 /**
