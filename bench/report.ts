@@ -35,13 +35,14 @@ export function formatReport(r: BenchResult): string {
       }),
     ),
     '',
-    `2. Throughput: concurrent sessions of ${t.stepsPerSession} steps, concurrency raised until steps/s stops rising.`,
+    `2. Throughput: concurrent sessions of ${t.stepsPerSession} steps, concurrency raised until steps/s stops rising; each level is the median of its windows.`,
     table(
-      ['workflow', 'sessions at once', 'steps/s', 'p50 step ms', 'p95 step ms', 'worker CPU %', 'worker RSS MB', 'bench+LLM CPU %', 'server CPU %', 'worker CPU ms/step', 'server CPU ms/step'],
+      ['workflow', 'sessions at once', 'steps/s', 'windows steps/s', 'p50 step ms', 'p95 step ms', 'worker CPU %', 'worker RSS MB', 'bench+LLM CPU %', 'server CPU %', 'worker CPU ms/step', 'server CPU ms/step'],
       [...t.floor.levels, ...t.agent.levels].map((l, i) => [
         i < t.floor.levels.length ? 'floor' : 'agent',
         l.concurrency,
         l.stepsPerSec,
+        l.windowStepsPerSec.join(' / '),
         l.p50StepMs,
         l.p95StepMs,
         l.workerCpuPct,

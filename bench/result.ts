@@ -13,7 +13,9 @@ const LatencySummarySchema = z.strictObject({ n: z.number().int(), p50: ms, p95:
 
 const LevelSchema = z.strictObject({
   concurrency: z.number().int().positive(),
+  /** The median window's; `windowStepsPerSec` has every window's, in order. */
   stepsPerSec: z.number(),
+  windowStepsPerSec: z.array(z.number()).min(1),
   p50StepMs: ms,
   p95StepMs: ms,
   sessions: z.number().int(),

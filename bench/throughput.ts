@@ -9,8 +9,10 @@ import type { WorkerStats } from './worker-protocol';
 
 export interface LevelResult {
   concurrency: number;
-  /** Step starts inside the measurement window, per second. */
+  /** Step starts inside the measurement window, per second: the median window's. */
   stepsPerSec: number;
+  /** Each window's steps/s, in order; the level reports the median one's figures. */
+  windowStepsPerSec: number[];
   /** Latencies of steps that started and ended inside the window. */
   p50StepMs: number;
   p95StepMs: number;
@@ -36,6 +38,8 @@ export interface LoadSettings {
   stepsPerSession: number;
   warmupMs: number;
   windowMs: number;
+  /** Consecutive windows measured after the warm-up (default 3): one alone is at the mercy of a noisy stretch. */
+  windows?: number;
 }
 
 /** The most sessions one simulated client starts in a level; the window ends long before. */
@@ -52,13 +56,16 @@ const MB = 1024 * 1024;
 /**
  * One level of load: `concurrency` clients, each running whole sessions back to back
  * (start, a turn of `stepsPerSession` steps, end; for the floor, one run of it). Counted
- * are the steps that start inside the window, after a warm-up, so sessions cut by its
- * edges count exactly for the steps they ran inside it.
+ * are the steps that start inside a window, after a warm-up, so sessions cut by its
+ * edges count exactly for the steps they ran inside it. The load runs through several
+ * windows in a row and the level is the median window, CPU and latencies included.
  */
 export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: number, settings: LoadSettings): Promise<LevelResult> {
   await worker.probes(); // drop earlier floor probes
+  const windowCount = settings.windows ?? 3;
   const windowStart = Date.now() + settings.warmupMs;
-  const windowEnd = windowStart + settings.windowMs;
+  const boundaries = Array.from({ length: windowCount + 1 }, (_, k) => windowStart + k * settings.windowMs);
+  const windowEnd = boundaries[windowCount] as number;
   const sessions: string[] = [];
   const started: string[] = [];
   let stopped = false;
@@ -71,15 +78,17 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
   };
   const sample = async () => ({ at: performance.now(), worker: await worker.stats(), bench: process.cpuUsage(), server: await processCpuMs(env.server.pid) });
   const measure = async () => {
-    await sleep(Math.max(0, windowStart - Date.now()));
-    const first = await sample();
-    await sleep(Math.max(0, windowEnd - Date.now()));
-    return { first, last: await sample() };
+    const samples: Awaited<ReturnType<typeof sample>>[] = [];
+    for (const boundary of boundaries) {
+      await sleep(Math.max(0, boundary - Date.now()));
+      samples.push(await sample());
+    }
+    return samples;
   };
   const clients = Array.from({ length: concurrency }, client);
-  const [{ first, last }] = await within(
+  const [samples] = await within(
     Promise.all([measure(), ...clients]),
-    settings.warmupMs + settings.windowMs + DRAIN_MS,
+    settings.warmupMs + windowCount * settings.windowMs + DRAIN_MS,
     `the ${worker.kind} load at concurrency ${concurrency}`,
   ).catch(async (error: unknown) => {
     // A stalled level must not leave clients calling into a connection that is about to
@@ -92,6 +101,23 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
   });
 
   const starts = await stepStarts(env, worker, sessions);
+  const windows = boundaries.slice(0, -1).map((from, k) => windowFigures(starts, from, boundaries[k + 1] as number, samples[k] as Sample, samples[k + 1] as Sample));
+  const median = [...windows].sort((a, b) => a.stepsPerSec - b.stepsPerSec)[Math.floor(windows.length / 2)] as WindowFigures;
+  return { ...median, concurrency, sessions: sessions.length, windowStepsPerSec: windows.map((w) => w.stepsPerSec) };
+}
+
+/** What one window measures; the level adds how many sessions it ran and at what concurrency. */
+type WindowFigures = Omit<LevelResult, 'concurrency' | 'sessions' | 'windowStepsPerSec'>;
+
+interface Sample {
+  at: number;
+  worker: WorkerStats;
+  bench: NodeJS.CpuUsage;
+  server: number | undefined;
+}
+
+/** One window's steps/s, step latencies and CPU, from the step starts and the samples at its two edges. */
+function windowFigures(starts: readonly number[][], windowStart: number, windowEnd: number, first: Sample, last: Sample): WindowFigures {
   let inWindow = 0;
   const latencies: number[] = [];
   for (const times of starts) {
@@ -103,7 +129,7 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
     });
   }
   const elapsedMs = last.at - first.at;
-  const stepsPerSec = inWindow / (settings.windowMs / 1_000);
+  const stepsPerSec = inWindow / ((windowEnd - windowStart) / 1_000);
   const msPerStep = (pct: number) => round((pct * 10) / stepsPerSec, 1);
   const cpuPct = (micros: number) => round(micros / 1_000 / elapsedMs * 100, 1);
   const workerCpu = (s: WorkerStats) => s.cpuUserMicros + s.cpuSystemMicros;
@@ -111,11 +137,9 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
   const workerCpuPct = cpuPct(workerCpu(last.worker) - workerCpu(first.worker));
   const serverCpuPct = first.server === undefined || last.server === undefined ? null : round((last.server - first.server) / elapsedMs * 100, 1);
   return {
-    concurrency,
     stepsPerSec: round(stepsPerSec, 1),
     p50StepMs: percentile(latencies, 50),
     p95StepMs: percentile(latencies, 95),
-    sessions: sessions.length,
     workerCpuPct,
     benchCpuPct: cpuPct(benchCpu(last.bench) - benchCpu(first.bench)),
     serverCpuPct,

@@ -65,9 +65,13 @@ describe('npm run bench -- --quick', () => {
     expect(anatomy.floor.llmStartToRequestMs).toBeNull();
   });
 
-  it('drives both workflows under load and reports steps/s with the worker CPU and RSS', () => {
+  it('drives both workflows under load and reports steps/s with the worker CPU and RSS, each level the median of three windows', () => {
     for (const saturation of [result.throughput.agent, result.throughput.floor]) {
       expect(saturation.peak.stepsPerSec).toBeGreaterThan(0);
+      for (const level of saturation.levels) {
+        expect(level.windowStepsPerSec).toHaveLength(3);
+        expect(level.stepsPerSec).toBe([...level.windowStepsPerSec].sort((a, b) => a - b)[1]);
+      }
       expect(saturation.peak.workerRssMb).toBeGreaterThan(0);
       expect(saturation.levels.map((l) => l.concurrency)).toEqual([1, 4]);
     }

@@ -197,6 +197,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/llm-activity-failures.test.ts', 'test/ladder-departures.test.ts'],
     testNamePattern: 'lost attempt',
+    slow: true,
   },
   {
     name: 'lost-attempt-jitter-dropped',
@@ -206,6 +207,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'backoffDelayMs(retry, policy, () => 0) - fallbackIntervalMs',
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'equal jitter after a lost attempt',
+    slow: true,
   },
   {
     name: 'lost-attempt-full-rung',
