@@ -6,25 +6,16 @@
  */
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLlmActivities } from '../activities/llm/activity';
 import { COMPACTION_INSTRUCTION } from '../activities/llm/compaction-request';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import type { LlmCallInput, LlmSettings } from '../contracts/llm-call';
 import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
+import { useScriptedLlmEndpoint } from './support/scripted-llm-endpoint';
 
-let llm: ScriptedLlm;
-const dispatcher = new Agent();
-beforeAll(async () => {
-  llm = await startScriptedLlm();
-});
-afterAll(async () => {
-  await llm?.close();
-  await dispatcher.close();
-});
+const { llm, dispatcher } = useScriptedLlmEndpoint();
 
 const SETTINGS: LlmSettings = {
   tools: [{ name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object' } }],
@@ -62,7 +53,7 @@ function activityFor(log: SessionLog, heartbeats: unknown[] = []) {
   const run = { workflowId: `session-tools-${Date.now()}-${Math.random()}`, runId: 'run-2' };
   const cache = new SessionLogCache(1024 * 1024);
   cache.open(run, SETTINGS, log.events);
-  const endpoint = { baseUrl: llm.url, apiKey: 'unit-key' };
+  const endpoint = { baseUrl: llm().url, apiKey: 'unit-key' };
   const activities = createLlmActivities({ dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache: cache, heartbeatIntervalMs: 10 });
   const client = { withAbortSignal: (_signal: AbortSignal, fn: () => Promise<unknown>) => fn(), workflow: { getHandle: () => ({ query: () => Promise.resolve(DEFAULT_RETRY_POLICY) }) } } as unknown as Client;
   const env = new MockActivityEnvironment({ workflowExecution: run, attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now() }, { client });
@@ -71,7 +62,7 @@ function activityFor(log: SessionLog, heartbeats: unknown[] = []) {
 }
 
 type AnthropicBody = { tools?: { name: string }[]; messages: { content: { type: string; text?: string }[] }[] };
-const sentBody = (model: string) => llm.requests({ model }).at(-1)?.body as AnthropicBody;
+const sentBody = (model: string) => llm().requests({ model }).at(-1)?.body as AnthropicBody;
 const texts = (body: AnthropicBody) => body.messages.flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])));
 
 describe('the tools a compaction call offers', () => {
@@ -99,8 +90,8 @@ describe('what a compaction call heartbeats', () => {
   it('says it is a compaction, so watch shows it as one; a step call says nothing of it', async () => {
     const model = `compact-beat-${Date.now()}`;
     const { log, cut } = continuedRun();
-    llm.scriptCompaction(model, { kind: 'text', text: 'a summary', delayMs: 200 });
-    llm.script(model, { kind: 'text', text: 'an answer', delayMs: 200 });
+    llm().scriptCompaction(model, { kind: 'text', text: 'a summary', delayMs: 200 });
+    llm().script(model, { kind: 'text', text: 'an answer', delayMs: 200 });
     const compacting: unknown[] = [];
     await activityFor(log, compacting)({ model: `anthropic:${model}`, turn: 2, purpose: 'compact', uptoSeq: cut + 1, toolsUptoSeq: log.nextSeq, logDigest: log.digest });
     expect(compacting.length).toBeGreaterThan(0);

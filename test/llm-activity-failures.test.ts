@@ -8,26 +8,17 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLlmActivities, type LlmActivityDeps } from '../activities/llm/activity';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import type { LlmCallInput } from '../contracts/llm-call';
 import type { AssistantMessage } from '../contracts/messages';
 import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../contracts/retry-policy';
 import { SessionLog } from '../contracts/session-log';
 import { barrier } from './support/barrier';
+import { useScriptedLlmEndpoint } from './support/scripted-llm-endpoint';
 
-let llm: ScriptedLlm;
-const dispatcher = new Agent();
-beforeAll(async () => {
-  llm = await startScriptedLlm();
-});
-afterAll(async () => {
-  await llm?.close();
-  await dispatcher.close();
-});
+const { llm, dispatcher } = useScriptedLlmEndpoint();
 
 const run = { workflowId: 'session-unit', runId: 'run-unit' };
 
@@ -43,7 +34,7 @@ function sessionLog(cache: SessionLogCache): { uptoSeq: number; logDigest: strin
 }
 
 function depsWith(logCache: SessionLogCache, random?: () => number): LlmActivityDeps {
-  const endpoint = { baseUrl: llm.url, apiKey: 'unit-key' };
+  const endpoint = { baseUrl: llm().url, apiKey: 'unit-key' };
   return { dispatcher, providers: { anthropic: endpoint, openai: endpoint, google: endpoint }, streamIdleTimeoutMs: 5_000, logCache, ...(random ? { random } : {}) };
 }
 
@@ -72,7 +63,7 @@ const input = (model: string, ref: { uptoSeq: number; logDigest: string }): LlmC
 describe('the LLM activity, when the failure is not a plain provider error', () => {
   it('leaves as cancelled, not as a retryable overloaded, when the cancel arrives while it asks the session for its live policy', async () => {
     const model = `cancel-during-query-${Date.now()}`;
-    llm.script(model, { kind: 'status', status: 529 });
+    llm().script(model, { kind: 'status', status: 529 });
     const cache = new SessionLogCache(1024 * 1024);
     const asked = barrier();
     const answer = barrier<SessionRetryPolicy>();
@@ -86,7 +77,7 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
     answer.open(DEFAULT_RETRY_POLICY);
     const error = await call.then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(CancelledFailure);
-    expect(llm.requests({ model })).toHaveLength(1);
+    expect(llm().requests({ model })).toHaveLength(1);
   });
 
   it('leaves a failure that is not a provider error (a failed Query for the log) as unknown, never retried', async () => {
@@ -99,12 +90,12 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
     );
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect(error).toMatchObject({ type: 'unknown', nonRetryable: true, message: expect.stringContaining('the session did not answer') });
-    expect(llm.requests({ model })).toHaveLength(0);
+    expect(llm().requests({ model })).toHaveLength(0);
   });
 
   it('admits a retry that follows a lost attempt (no failure of its own recorded) only by the live policy: retries off stops it before any request', async () => {
     const model = `lost-attempt-${Date.now()}`;
-    llm.script(model, { kind: 'text', text: 'should not be asked' });
+    llm().script(model, { kind: 'text', text: 'should not be asked' });
     const cache = new SessionLogCache(1024 * 1024);
     // Attempt 1 heartbeated and then went silent: its details carry no failed attempt.
     const env = environment(() => Promise.resolve(null), { attempt: 2, heartbeatDetails: { attempt: 1, bytes: 0, toolCalls: 0, textTail: '', textChars: 0 } });
@@ -113,12 +104,12 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
       (e: unknown) => e,
     );
     expect(error).toMatchObject({ type: 'network_error', nonRetryable: true, message: expect.stringContaining('not retried: retry_off') });
-    expect(llm.requests({ model })).toHaveLength(0);
+    expect(llm().requests({ model })).toHaveLength(0);
   });
 
   it('waits the random rest of the rung after a lost attempt before its request: Temporal waited the floor, jitter 1 adds the other half', async () => {
     const model = `lost-attempt-jitter-${Date.now()}`;
-    llm.script(model, { kind: 'text', text: 'after the jitter' });
+    llm().script(model, { kind: 'text', text: 'after the jitter' });
     const cache = new SessionLogCache(1024 * 1024);
     // Retry 1 of a 2 s rung: Temporal waited 1 s, the activity waits the other 1 s at jitter 1.
     const slow = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 2_000 };
@@ -126,14 +117,14 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
     const started = Date.now();
     const message: AssistantMessage = await env.run(createLlmActivities(depsWith(cache, () => 1)).callLlm, { ...input(model, sessionLog(cache)), retryPolicy: slow });
     expect(message.text).toBe('after the jitter');
-    const [request] = llm.requests({ model });
+    const [request] = llm().requests({ model });
     expect(request!.at - started).toBeGreaterThanOrEqual(1_000 - 20);
     expect(request!.at - started).toBeLessThan(1_000 + 1_000);
   });
 
   it('leaves as cancelled, before any request, when the cancel arrives during that wait', async () => {
     const model = `lost-attempt-cancel-${Date.now()}`;
-    llm.script(model, { kind: 'text', text: 'should not be asked' });
+    llm().script(model, { kind: 'text', text: 'should not be asked' });
     const cache = new SessionLogCache(1024 * 1024);
     const asked = barrier();
     const env = environment(() => {
@@ -148,12 +139,12 @@ describe('the LLM activity, when the failure is not a plain provider error', () 
     env.cancel();
     const error = await call.then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(CancelledFailure);
-    expect(llm.requests({ model })).toHaveLength(0);
+    expect(llm().requests({ model })).toHaveLength(0);
   });
 
   it('lets a retry after an ordinary failure go out without asking again', async () => {
     const model = `ordinary-retry-${Date.now()}`;
-    llm.script(model, { kind: 'text', text: 'second attempt answered' });
+    llm().script(model, { kind: 'text', text: 'second attempt answered' });
     const cache = new SessionLogCache(1024 * 1024);
     const env = environment(() => Promise.resolve(null), {
       attempt: 2,

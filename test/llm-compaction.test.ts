@@ -7,27 +7,18 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLlmActivities } from '../activities/llm/activity';
 import { COMPACTION_INSTRUCTION } from '../activities/llm/compaction-request';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { clearedResultLine, SUMMARY_PREFIX } from '../contracts/conversation';
 import type { LlmCallInput, LlmSettings } from '../contracts/llm-call';
 import type { AssistantMessage } from '../contracts/messages';
 import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
 import { SessionLog, type NewSessionEvent } from '../contracts/session-log';
+import { useScriptedLlmEndpoint } from './support/scripted-llm-endpoint';
 
-let llm: ScriptedLlm;
-const dispatcher = new Agent();
-beforeAll(async () => {
-  llm = await startScriptedLlm();
-});
-afterAll(async () => {
-  await llm?.close();
-  await dispatcher.close();
-});
+const { llm, dispatcher } = useScriptedLlmEndpoint();
 
 let counter = 0;
 const modelName = (prefix: string) => `${prefix}-${++counter}-${Date.now()}`;
@@ -70,7 +61,7 @@ function activityFor(log: SessionLog) {
   const run = { workflowId: `session-${++counter}`, runId: 'run-1' };
   const cache = new SessionLogCache(1024 * 1024);
   cache.open(run, SETTINGS, log.events);
-  const endpoint = { baseUrl: llm.url, apiKey: 'unit-key' };
+  const endpoint = { baseUrl: llm().url, apiKey: 'unit-key' };
   const activities = createLlmActivities({
     dispatcher,
     providers: { anthropic: endpoint, openai: endpoint, google: endpoint },
@@ -90,7 +81,7 @@ function digestUpto(log: SessionLog, uptoSeq: number): string {
 }
 
 type AnthropicBody = { system?: unknown; tools?: unknown[]; messages: { role: string; content: { type: string; text?: string; content?: string }[] }[] };
-const sentBody = (model: string) => llm.requests({ model }).at(-1)?.body as AnthropicBody;
+const sentBody = (model: string) => llm().requests({ model }).at(-1)?.body as AnthropicBody;
 const textsOf = (body: AnthropicBody) => body.messages.flatMap((m) => m.content.filter((b) => b.type === 'text').map((b) => b.text));
 
 async function failureOf(promise: Promise<unknown>): Promise<unknown> {
@@ -104,7 +95,7 @@ describe('a compaction call', () => {
   it('sends the conversation up to the cut with the compaction instruction last, the session’s system prompt and tools kept, and returns the summary priced, its tool calls dropped', async () => {
     const model = 'priced';
     const log = logOf([...turnEvents(1, 'buy milk'), ...turnEvents(2, 'buy bread'), { type: 'turn/start', turn: 3, text: 'question 3' }]);
-    llm.scriptCompaction(model, { kind: 'tool_calls', text: 'Turns 1 and 2 read two shopping lists: milk, bread.', calls: [{ name: 'read_file', input: { path: 'x' } }], usage: { inputTokens: 1_000_000, outputTokens: 0 } });
+    llm().scriptCompaction(model, { kind: 'tool_calls', text: 'Turns 1 and 2 read two shopping lists: milk, bread.', calls: [{ name: 'read_file', input: { path: 'x' } }], usage: { inputTokens: 1_000_000, outputTokens: 0 } });
     const callLlm = activityFor(log);
 
     const answer = await callLlm({ model: `anthropic:${model}`, turn: 3, uptoSeq: endOf(log, 2) + 1, purpose: 'compact' });
@@ -116,7 +107,7 @@ describe('a compaction call', () => {
     expect(textsOf(body)).toEqual(['question 1', 'answer 1', 'question 2', 'answer 2', COMPACTION_INSTRUCTION]);
     expect(body.system).toBe('You are terse.');
     expect(body.tools).toHaveLength(1);
-    expect(llm.requests({ model }).at(-1)?.purpose).toBe('compact');
+    expect(llm().requests({ model }).at(-1)?.purpose).toBe('compact');
   });
 
   it('applies an earlier compaction: the summary it made comes first, in a run whose log starts above seq 0', async () => {
@@ -137,7 +128,7 @@ describe('a compaction call', () => {
   it('fails as unknown, never retried, when the answer has no text to be the summary', async () => {
     const model = modelName('empty-summary');
     const log = logOf(turnEvents(1, 'buy milk'));
-    llm.scriptCompaction(model, { kind: 'text', text: '  \n' }, { kind: 'tool_calls', calls: [{ name: 'read_file', input: { path: 'x' } }] });
+    llm().scriptCompaction(model, { kind: 'text', text: '  \n' }, { kind: 'tool_calls', calls: [{ name: 'read_file', input: { path: 'x' } }] });
     const callLlm = activityFor(log);
 
     for (let i = 0; i < 2; i++) {
@@ -145,7 +136,7 @@ describe('a compaction call', () => {
       expect(error).toBeInstanceOf(ApplicationFailure);
       expect(error).toMatchObject({ type: 'unknown', nonRetryable: true, message: expect.stringContaining('has no text to use as the summary') });
     }
-    expect(llm.requests({ model, purpose: 'compact' })).toHaveLength(2);
+    expect(llm().requests({ model, purpose: 'compact' })).toHaveLength(2);
   });
 });
 
@@ -155,7 +146,7 @@ describe('a step call', () => {
   it('sends the large tool results of turns more than clearToolResultsAfter before its own as one line, and the others whole', async () => {
     const model = modelName('cleared');
     const log = logOf([...turnEvents(1, big), ...turnEvents(2, big), ...turnEvents(3, 'small'), { type: 'turn/start', turn: 4, text: 'question 4' }]);
-    llm.script(model, { kind: 'text', text: 'ok' });
+    llm().script(model, { kind: 'text', text: 'ok' });
 
     await activityFor(log)({ model: `anthropic:${model}`, turn: 4, uptoSeq: log.nextSeq, clearToolResultsAfter: 2 });
 
@@ -168,13 +159,13 @@ describe('a step call', () => {
   it('sends every tool result whole without clearToolResultsAfter, and no compaction instruction', async () => {
     const model = modelName('uncleared');
     const log = logOf([...turnEvents(1, big), { type: 'turn/start', turn: 9, text: 'question 9' }]);
-    llm.script(model, { kind: 'text', text: 'ok' });
+    llm().script(model, { kind: 'text', text: 'ok' });
 
     await activityFor(log)({ model: `anthropic:${model}`, turn: 9, uptoSeq: log.nextSeq });
 
     const body = sentBody(model);
     expect(body.messages.flatMap((m) => m.content.filter((b) => b.type === 'tool_result').map((b) => b.content))).toEqual([big]);
     expect(textsOf(body)).not.toContain(COMPACTION_INSTRUCTION);
-    expect(llm.requests({ model }).at(-1)?.purpose).toBe('step');
+    expect(llm().requests({ model }).at(-1)?.purpose).toBe('step');
   });
 });
