@@ -82,6 +82,18 @@ export function dynamicConfigArgs(config: Readonly<Record<string, unknown>>): st
 const STOP_GRACE_MS = 10_000;
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  try {
+    return await startDevServerOnce(options);
+  } catch (error) {
+    // The CLI picks its HTTP API port itself, from ports free a moment before it binds
+    // them; on a machine where other processes open ports at the same time that moment
+    // can be lost. Once more then, with whatever port it picks the second time.
+    if (!(error instanceof Error) || !error.message.includes('address already in use')) throw error;
+    return startDevServerOnce(options);
+  }
+}
+
+async function startDevServerOnce(options: DevServerOptions): Promise<DevServer> {
   const port = options.port ?? 7233;
   const uiPort = options.uiPort === false ? undefined : (options.uiPort ?? port + 1000);
   const ip = options.ip ?? 'localhost';

@@ -29,10 +29,21 @@ async function startEnv(name: string) {
   };
 }
 
+/**
+ * `npm start --once` on ports of its own. A port free when the test picked it can be taken
+ * by another test's connection before the dev server binds it: then once more, on new ports.
+ */
+async function startOnce(name: string, extra: Record<string, string> = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const env = { ...(await startEnv(`${name}-${attempt}`)), ...extra };
+    const result = await runEntry('scripts/start.ts', ['--once'], env, 180_000);
+    if (attempt === 2 || result.code === 0 || !result.stderr.includes('address already in use')) return { env, result };
+  }
+}
+
 describe('npm start', () => {
   it('with --once: starts the dev server, the scripted LLM and a worker, runs the demo with a retry and a tool call, and exits 0', async () => {
-    const env = await startEnv('once');
-    const result = await runEntry('scripts/start.ts', ['--once'], env, 180_000);
+    const { env, result } = await startOnce('once');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/retrying in \d+ s \(attempt 2\/11\): overloaded/);
     expect(result.stdout).toMatch(/✓ calculator: 84/);
@@ -46,7 +57,7 @@ describe('npm start', () => {
     try {
       // A batch schedule far beyond the run, so only the flush on the way out can export the spans.
       const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '600000' };
-      const result = await runEntry('scripts/start.ts', ['--once'], { ...(await startEnv('traced')), ...tracing }, 180_000);
+      const { result } = await startOnce('traced', tracing);
       expect(result.code, result.stderr).toBe(0);
       expect(endpoint.spans.filter((s) => s.service === 'durable-agent-client').map((s) => s.name)).toContain('StartWorkflowUpdate:send');
     } finally {
