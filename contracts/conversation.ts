@@ -1,7 +1,7 @@
 import type { Message, ToolResultMessage, Usage } from './messages';
 import type { ProviderId } from './model-ref';
 import type { SessionEvent } from './session-log';
-import { callOf } from './spend';
+import { addUsage, callOf } from './spend';
 
 /** What is sent besides the log itself: which old tool results are sent as one line instead. */
 export interface ConversationOptions {
@@ -107,14 +107,4 @@ export function usageOf(events: readonly SessionEvent[]): Required<Usage> {
     if (u) total = addUsage(total, u);
   }
   return total;
-}
-
-export function addUsage(total: Required<Usage>, u: Usage): Required<Usage> {
-  return {
-    inputTokens: total.inputTokens + u.inputTokens,
-    outputTokens: total.outputTokens + u.outputTokens,
-    cacheReadTokens: total.cacheReadTokens + (u.cacheReadTokens ?? 0),
-    cacheWriteTokens: total.cacheWriteTokens + (u.cacheWriteTokens ?? 0),
-    reasoningTokens: total.reasoningTokens + (u.reasoningTokens ?? 0),
-  };
 }

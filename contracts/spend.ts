@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AssistantMessage } from './messages';
+import type { AssistantMessage, Usage } from './messages';
 import type { SessionEvent } from './session-log';
 
 const tokens = z.number().int().nonnegative();
@@ -25,16 +25,22 @@ export const NO_SPEND: Spend = { inputTokens: 0, outputTokens: 0, cacheReadToken
 /** All tokens, in and out: what `--budget-tokens` counts. */
 export const tokensOf = (spend: Pick<Spend, 'inputTokens' | 'outputTokens'>) => spend.inputTokens + spend.outputTokens;
 
+/** `total` with one more LLM call's usage; a part the provider did not report counts 0. */
+export function addUsage(total: Required<Usage>, u: Usage): Required<Usage> {
+  return {
+    inputTokens: total.inputTokens + u.inputTokens,
+    outputTokens: total.outputTokens + u.outputTokens,
+    cacheReadTokens: total.cacheReadTokens + (u.cacheReadTokens ?? 0),
+    cacheWriteTokens: total.cacheWriteTokens + (u.cacheWriteTokens ?? 0),
+    reasoningTokens: total.reasoningTokens + (u.reasoningTokens ?? 0),
+  };
+}
+
 /** `spend` with one more LLM call's usage and cost. */
 export function withCall(spend: Spend, message: Pick<AssistantMessage, 'usage' | 'costUsd'>): Spend {
-  const u = message.usage;
   const cost = message.costUsd;
   return {
-    inputTokens: spend.inputTokens + u.inputTokens,
-    outputTokens: spend.outputTokens + u.outputTokens,
-    cacheReadTokens: spend.cacheReadTokens + (u.cacheReadTokens ?? 0),
-    cacheWriteTokens: spend.cacheWriteTokens + (u.cacheWriteTokens ?? 0),
-    reasoningTokens: spend.reasoningTokens + (u.reasoningTokens ?? 0),
+    ...addUsage(spend, message.usage),
     costUsd: spend.costUsd === null || cost === undefined || cost === null ? null : spend.costUsd + cost,
   };
 }

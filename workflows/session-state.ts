@@ -3,9 +3,9 @@ import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } fro
 import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../contracts/retry-policy';
 import { AgentCostUsd, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
 import type { SessionEvent } from '../contracts/session-log';
-import { addUsage, NO_USAGE, usageOf } from '../contracts/conversation';
+import { NO_USAGE, usageOf } from '../contracts/conversation';
 import type { AssistantMessage, Usage } from '../contracts/messages';
-import { spendOf, withCall, type Spend } from '../contracts/spend';
+import { addUsage, spendOf, withCall, type Spend } from '../contracts/spend';
 
 export type SessionStatus = SessionStateView['status'];
 
