@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { ScriptedLlm } from '../scripts/scripted-llm/server';
-import { SESSION_WORKFLOW, endUpdate, sendUpdate } from '../contracts/api';
+import { SESSION_WORKFLOW, endUpdate, sendUpdate, type TurnOutcome } from '../contracts/api';
+import { startSessionWithMessage } from '../client/sessions';
 import type { agentSession } from '../workflows/session';
 import { scriptTurn, uniqueModel } from './scripted-turn';
 
@@ -36,23 +37,31 @@ export async function startSession(client: Client, llm: ScriptedLlm, taskQueue: 
   const handle = await client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
     taskQueue,
     workflowId: `bench-${model}`,
-    args: [{ model: `anthropic:${model}`, maxSteps: steps, idleTimeoutMs: SESSION_IDLE_TIMEOUT_MS }],
+    args: [sessionInput(model, steps)],
   });
   return { handle, model };
 }
 
-/**
- * Sends the turn's message (the `send` Update) and waits for its outcome. A turn that
- * does not end answered fails the benchmark: it would be measuring something else.
- */
+/** Sends the turn's message (the `send` Update) and waits for its outcome. */
 export async function sendTurn({ handle, model }: StartedSession): Promise<SessionTurn> {
   const started = performance.now();
-  const outcome = await handle.executeUpdate(sendUpdate, { args: [{ text: 'Compute 6*7, 2^10 and sqrt(16).' }] });
+  const outcome = await handle.executeUpdate(sendUpdate, { args: [{ text: TURN_MESSAGE }] });
   const turnMs = performance.now() - started;
-  if (outcome.status !== 'completed' || outcome.reason !== 'answered') {
-    throw new Error(`benchmark session ${handle.workflowId}: the turn ended ${outcome.status}/${outcome.reason ?? outcome.failure?.type ?? '?'} instead of being answered`);
-  }
+  answered(handle.workflowId, outcome);
   return { handle, runId: handle.firstExecutionRunId, model, turnMs };
+}
+
+const TURN_MESSAGE = 'Compute 6*7, 2^10 and sqrt(16).';
+
+function sessionInput(model: string, steps: number) {
+  return { model: `anthropic:${model}`, maxSteps: steps, idleTimeoutMs: SESSION_IDLE_TIMEOUT_MS };
+}
+
+/** A turn that does not end answered fails the benchmark: it would be measuring something else. */
+function answered(workflowId: string, outcome: Pick<TurnOutcome, 'status' | 'reason' | 'failure'>): void {
+  if (outcome.status !== 'completed' || outcome.reason !== 'answered') {
+    throw new Error(`benchmark session ${workflowId}: the turn ended ${outcome.status}/${outcome.reason ?? outcome.failure?.type ?? '?'} instead of being answered`);
+  }
 }
 
 /**
@@ -68,13 +77,19 @@ export async function endSession(handle: SessionHandle): Promise<void> {
   await handle.executeUpdate(endUpdate);
 }
 
-/** A whole session: one turn, then `end`, as the throughput benchmark runs them. `onStart` learns its workflow id first. */
+/**
+ * A whole session as `npm run client -- run` runs it: started with its message
+ * (update-with-start), its turn, then `end`. `onStart` learns its workflow id first.
+ */
 export async function runWholeSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, onStart: (workflowId: string) => void = () => {}): Promise<string> {
-  const session = await startSession(client, llm, taskQueue, steps, 'load');
-  onStart(session.handle.workflowId);
-  await sendTurn(session);
-  await endSession(session.handle);
-  return session.model;
+  const model = uniqueModel('load');
+  scriptTurn(llm, model, steps);
+  const workflowId = `bench-${model}`;
+  onStart(workflowId);
+  const { handle, turn } = await startSessionWithMessage(client, { AGENT_TASK_QUEUE: taskQueue }, { ...sessionInput(model, steps), workflowId }, TURN_MESSAGE);
+  answered(handle.workflowId, await turn);
+  await endSession(handle);
+  return model;
 }
 
 /** One run of the floor workflow; its step start times are the worker's probes for the returned id. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 // The SDK's writer of the history JSON that the CLI, the UI and `historyFromJSON` read; 1.24 exports it only here.
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -11,6 +11,7 @@ import {
   endUpdate,
   sendUpdate,
   stateQuery,
+  type SendMessage,
   type SessionInput,
   type SessionState,
   type TurnOutcome,
@@ -72,16 +73,47 @@ export interface StartOptions extends SessionInput {
 export type StartEnv = Pick<ClientEnv, 'AGENT_TASK_QUEUE'> & Partial<Pick<ClientEnv, 'modelWindows'>>;
 
 export async function startSession(client: Client, env: StartEnv, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
+  return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, startOptionsOf(env, options));
+}
+
+/** A session started with its first message, and that message's turn. */
+export interface SessionWithTurn {
+  handle: WorkflowHandleWithFirstExecutionRunId<typeof agentSession>;
+  turn: Promise<TurnResult>;
+}
+
+/**
+ * Starts a session with its first message in the same request (update-with-start): the
+ * message is accepted in the session's first workflow task, where a start and then `send`
+ * cost a second round trip and a second workflow task. It returns once the message is
+ * accepted; its turn is awaited separately.
+ */
+export async function startSessionWithMessage(client: Client, env: StartEnv, options: StartOptions, text: string): Promise<SessionWithTurn> {
+  const message = messageOf(text);
+  const start = new WithStartWorkflowOperation<typeof agentSession>(SESSION_WORKFLOW, { ...startOptionsOf(env, options), workflowIdConflictPolicy: 'FAIL' });
+  const update = await client.workflow.startUpdateWithStart(sendUpdate, { args: [message], waitForStage: 'ACCEPTED', startWorkflowOperation: start });
+  const handle = await start.workflowHandle();
+  return { handle: withRunId(handle, update.workflowRunId), turn: turnResultOf(update.result()) };
+}
+
+/** The session's start options, its input checked here: a refusal is the client's one line, not a failed workflow. */
+function startOptionsOf(env: StartEnv, options: StartOptions) {
   const { workflowId, ...given } = options;
   const input = { ...given, ...knownWindow(given, env.modelWindows) };
   const parsed = SessionInputSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
-  return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
+  return {
     taskQueue: env.AGENT_TASK_QUEUE,
     workflowId: workflowId ?? `session-${randomUUID()}`,
-    args: [input],
+    args: [input] as [SessionInput],
     staticSummary: `agent session · ${input.model}`,
-  });
+  };
+}
+
+/** The handle of the run an update-with-start started: the run that accepted its Update. */
+function withRunId(handle: WorkflowHandle<typeof agentSession>, runId: string | undefined): WorkflowHandleWithFirstExecutionRunId<typeof agentSession> {
+  if (!runId) throw new Error(`session ${handle.workflowId} accepted its first message without naming its run`);
+  return { ...handle, firstExecutionRunId: runId };
 }
 
 /**
@@ -106,14 +138,22 @@ export interface TurnResult {
 
 /** Sends a message and waits for its turn; a failed or cancelled turn is a result, not an exception. */
 export async function sendAndWait(handle: SessionHandle, text: string): Promise<TurnResult> {
+  return turnResultOf(handle.executeUpdate(sendUpdate, { args: [messageOf(text)] }));
+}
+
+function messageOf(text: string): SendMessage {
   const message = SendMessageSchema.safeParse({ text });
   if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
+  return message.data;
+}
+
+async function turnResultOf(outcome: Promise<TurnOutcome>): Promise<TurnResult> {
   try {
-    const outcome = await handle.executeUpdate(sendUpdate, { args: [message.data] });
-    return { status: outcome.status, turn: outcome.turn, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+    const { status, turn, reason } = await outcome;
+    return { status, turn, ...(reason ? { reason } : {}) };
   } catch (error) {
-    const outcome = turnOutcomeOf(error);
-    if (outcome) return outcome;
+    const failed = turnOutcomeOf(error);
+    if (failed) return failed;
     throw error;
   }
 }
@@ -176,8 +216,7 @@ export async function runOnce(
 ): Promise<RunResult> {
   const { prompt, keep, onProgress, ...start } = options;
   if (!SendMessageSchema.safeParse({ text: prompt }).success) throw new ConfigError('--prompt must not be empty');
-  const handle = await startSession(client, env, start);
-  const waiting = sendAndWait(handle, prompt);
+  const { handle, turn: waiting } = await startSessionWithMessage(client, env, start, prompt);
   if (onProgress) await followProgress(client, handle, waiting, onProgress);
   const turn = await waiting;
   const [events, state] = await Promise.all([readLog(handle), handle.query(stateQuery)]);

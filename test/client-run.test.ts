@@ -37,6 +37,27 @@ describe('npm run client -- run', () => {
     },
   );
 
+  it('sends the prompt with the start: the session accepts it in its first workflow task, not after a second round trip', async () => {
+    const model = `echo-with-start-${Date.now()}`;
+    const out = JSON.parse((await run(['--prompt', 'at once', '--model', `anthropic:${model}`, '--json'])).stdout);
+    const { events } = await h().client.workflow.getHandle(out.workflowId).fetchHistory();
+    const accepted = (events ?? []).findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const tasksBefore = (events ?? []).slice(0, accepted).filter((e) => e.workflowTaskCompletedEventAttributes);
+    expect(accepted).toBeGreaterThan(0);
+    expect(tasksBefore).toHaveLength(1);
+  });
+
+  it('refuses an id that a running session already has, in one line, and leaves that session alone', async () => {
+    const model = `echo-taken-${Date.now()}`;
+    const first = JSON.parse((await run(['--prompt', 'first', '--model', `openai:${model}`, '--json', '--keep'])).stdout);
+    const again = await run(['--prompt', 'second', '--model', `openai:${model}`, '--id', first.workflowId, '--json']);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe(`client: a session with id "${first.workflowId}" already exists; pick another --id`);
+    const handle = h().client.workflow.getHandle(first.workflowId);
+    expect(await handle.query(stateQuery)).toMatchObject({ status: 'idle', turn: 1, queued: 0 });
+    await handle.terminate('test cleanup');
+  });
+
   it('reports a failed turn as status failed with its type, and still exits 0', async () => {
     const model = `skeleton-auth-${Date.now()}`;
     h().llm.script(model, { kind: 'status', status: 401 });
