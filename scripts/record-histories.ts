@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
+import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import { startLocalAgent, type LocalAgent } from './local-agent';
 import { findFreePort, startDevServer } from './dev-server';
@@ -266,6 +266,19 @@ const SCENARIOS: Record<string, Scenario> = {
     await sendAndWait(session, 'and now?');
     await endSession(session);
     return { workflowId: session.workflowId, runId: secondRun };
+  },
+  /**
+   * A session started with its first message (update-with-start, as `run` does), two turns
+   * of three steps and one: its status and step count are upserted when a turn starts and
+   * ends, not at every step (the `status-per-turn` patch).
+   */
+  'status-per-turn': async (agent) => {
+    agent.llm.script('status-per-turn', calculatorCalls, calculatorCalls, { kind: 'text', text: '42 and 1024, twice.' }, { kind: 'text', text: 'Yes.' });
+    const { handle, turn } = await startSessionWithMessage(agent.client, agent.env, { model: 'anthropic:status-per-turn', workflowId: 'golden-status-per-turn', idleTimeoutMs: 60_000 }, 'compute twice');
+    await turn;
+    await sendAndWait(handle, 'sure?');
+    await endSession(handle);
+    return handle.workflowId;
   },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {

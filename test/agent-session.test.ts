@@ -58,6 +58,27 @@ describe('an agent session', () => {
     expect(h().llm.requests({ model: m })).toHaveLength(2);
   });
 
+  it('publishes its status and step count to visibility when a turn starts and ends, not at every step', async () => {
+    const { ref, model: m } = model('status-per-turn');
+    const call = { kind: 'tool_calls' as const, calls: [{ name: 'calculator', input: { expression: '1+1' } }] };
+    h().llm.script(m, call, call, { kind: 'text', text: '2, twice.' });
+    const session = await start({ model: ref });
+    expect(await sendAndWait(session, 'add twice')).toMatchObject({ status: 'completed' });
+    const { events } = await session.fetchHistory();
+    const published = (events ?? []).flatMap((e) => {
+      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {};
+      const status = fields.AgentStatus?.data;
+      const steps = fields.AgentStepCount?.data;
+      return status && steps ? [[decoded(status), decoded(steps)]] : [];
+    });
+    // At the session's start, when the turn starts, and when it ends with its three steps.
+    expect(published).toEqual([
+      ['idle', 0],
+      ['running', 0],
+      ['idle', 3],
+    ]);
+  });
+
   it('ends by itself after its idle timeout, but never while a turn runs', async () => {
     const { ref, model: m } = model('idle');
     h().llm.script(m, { kind: 'text', text: 'slow answer', delayMs: 2_500 });
@@ -112,3 +133,8 @@ describe('an agent session', () => {
     await endSession(session);
   });
 });
+
+/** A search attribute's value as history records it: JSON in the payload's data. */
+function decoded(data: Uint8Array): unknown {
+  return JSON.parse(Buffer.from(data).toString('utf8'));
+}

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
 import { ContextCompactor, isContextOverflow, type CompactorCall } from './context-compactor';
 import type { LlmActivities, LlmCallInput } from '../contracts/llm-call';
 import { logMirror } from './log-sink';
@@ -43,7 +43,9 @@ export function sessionRuntime(
     if (event.type === 'step/start') {
       state.stepsTaken++;
       state.step = event.step;
-      publishStatus(state);
+      // The status and step count go to visibility when a turn starts and ends: a write per
+      // step cost the server a visibility task each. Sessions recorded before wrote them here too.
+      if (!patched(STATUS_PER_TURN)) publishStatus(state);
     }
     const appended = log.append(event, Date.now());
     const call = callOf(appended);
@@ -96,3 +98,6 @@ export function sessionRuntime(
     compactBeforeContinuing: (carriedBytes) => compactor.beforeContinuing(state.nextTurn - 1, state.step, carriedBytes),
   };
 }
+
+/** Sessions recorded before upserted their status and step count at every step's start. */
+const STATUS_PER_TURN = 'status-per-turn';

@@ -47,16 +47,19 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
 }
 
 /**
- * The recorded step: search attributes (status, step count) upserted, then the LLM activity
- * scheduled. The alteration schedules a step's call first and upserts after it; it anchors on
- * the step call alone, not on how the runtime builds the activity's input, so it survives a
+ * The step recorded before the `status-per-turn` patch: search attributes (status, step count)
+ * upserted, then the LLM activity scheduled; after it, no upsert at all. The alteration
+ * schedules a step's call first and upserts after it, which breaks both. It anchors on the
+ * step call alone, not on how the runtime builds the activity's input, so it survives a
  * change there that keeps the order.
  */
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
   {
     file: 'session-runtime.ts',
     find: `      state.step = event.step;
-      publishStatus(state);`,
+      // The status and step count go to visibility when a turn starts and ends: a write per
+      // step cost the server a visibility task each. Sessions recorded before wrote them here too.
+      if (!patched(STATUS_PER_TURN)) publishStatus(state);`,
     replace: `      state.step = event.step;`,
   },
   {

@@ -20,6 +20,7 @@ export const GOLDEN_SHAPES = [
   'mcp-tools',
   'compaction',
   'compacted-continued',
+  'status-per-turn',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
