@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../contracts/api';
-import { startLocalAgent, type LocalAgent } from './local-agent';
+import { startLocalAgent, type LocalAgent } from '../test/support/local-agent';
 import { findFreePort, startDevServer } from './dev-server';
 import { PROJECT_ROOT } from './temporal-binaries';
 

@@ -1,3 +1,4 @@
+/** Lives in scripts/, not test/support/, because `npm start` (scripts/start.ts) spawns the worker with it; the tests and the soak rig reuse it. */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { watchSession } from '../client/watch';
-import { workflowBundle } from '../scripts/local-agent';
+import { workflowBundle } from './support/local-agent';
 import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';

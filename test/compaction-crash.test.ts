@@ -16,7 +16,7 @@ import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf, type SessionHandle, type TurnResult } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { sendUpdate, type TurnOutcome } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';

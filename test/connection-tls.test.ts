@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { runEntry, type CliResult } from './support/cli';
 import { makeTestCertificates, type TestCertificates } from './support/test-certificates';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf, type SessionHandle, type TurnResult } from '../client/sessions';
 import { startHttpTarget, type HttpTarget, type TargetRequest } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../scripts/scripted-llm/server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { decideApprovalUpdate, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';

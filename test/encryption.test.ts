@@ -15,7 +15,7 @@ import { startCodecServer, type CodecServer } from '../scripts/codec-server';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { AesGcmCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../encryption/aes-gcm-codec';
 import { ConfigError } from '../config/config-error';

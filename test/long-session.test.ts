@@ -11,7 +11,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
-import { workflowBundle } from '../scripts/local-agent';
+import { workflowBundle } from './support/local-agent';
 import type { RecordedRequest } from '../scripts/scripted-llm/server';
 import { stateQuery, type SessionState } from '../contracts/api';
 import type { agentSession } from '../workflows/session';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, type SessionHandle, type TurnResult } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { conversationOf } from '../contracts/conversation';
 import { unpairedToolCalls } from './support/pairing';

@@ -8,7 +8,7 @@ import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { sendUpdate } from '../contracts/api';
 import { eventually } from './support/eventually';

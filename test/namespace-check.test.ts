@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { temporalCliPath } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import { spawnWorker, type WorkerProcess } from '../scripts/worker-process';
 import { runEntry, type CliResult } from './support/cli';
 import { workerLogFile } from './support/worker-processes';

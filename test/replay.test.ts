@@ -3,7 +3,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowBundle } from '../scripts/local-agent';
+import { workflowBundle } from './support/local-agent';
 import { COMPACTING_SHAPES, GOLDEN_SHAPES } from './support/golden-shapes';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');

@@ -16,7 +16,7 @@ import { startHttpTarget, type HttpTarget } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import type { SessionHandle } from '../client/sessions';
 import { runEntry, type CliResult } from './support/cli';

@@ -12,7 +12,7 @@ import { readLog, sendAndWait, startSession, type SessionHandle } from '../clien
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { awaitTurnUpdate, endUpdate, sendUpdate } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportHistory } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { WORKFLOWS_PATH } from '../worker/create-worker';
 import { startTracing, type Tracing } from '../worker/tracing-provider';

@@ -9,7 +9,7 @@ import { readLog, sendAndWait, startSession } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../scripts/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer } from '../scripts/dev-server';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { sendUpdate } from '../contracts/api';
 import { conversationOf } from '../contracts/conversation';

@@ -13,7 +13,7 @@ import { sendAndWait, startSession, type SessionHandle } from '../client/session
 import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
 import { temporalCliPath } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from '../scripts/worker-env';
+import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { eventually } from './support/eventually';
 import { startWorkerProcess } from './support/worker-processes';

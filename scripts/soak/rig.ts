@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startLocalAgent } from '../local-agent';
+import { startLocalAgent } from '../../test/support/local-agent';
 import { startScriptedLlm, type ScriptedLlm } from '../scripted-llm/server';
 import { PROJECT_ROOT } from '../temporal-binaries';
-import { agentWorkerEnv } from '../worker-env';
+import { agentWorkerEnv } from '../../test/support/worker-env';
 import { spawnWorker, type WorkerProcess } from '../worker-process';
 
 /**

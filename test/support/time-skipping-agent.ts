@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { createLlmActivities } from '../../activities/llm/activity';
-import { workflowBundle } from '../../scripts/local-agent';
+import { workflowBundle } from './local-agent';
 import { startScriptedLlm, type ScriptedLlm } from '../../scripts/scripted-llm/server';
 import { parseWorkerEnv, type WorkerEnv } from '../../worker/config';
 import { createAgentWorker, logCacheFor } from '../../worker/create-worker';
