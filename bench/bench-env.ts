@@ -7,7 +7,7 @@ import { connectClientConnection } from '../connection/connect-client';
 import { loadConnectionConfig } from '../connection/connection-config';
 import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer, type DevServerOptions } from '../scripts/dev-server';
 import type { ScriptedLlm } from '../scripts/scripted-llm/server';
-import type { Bundles } from './bundles';
+import type { Bundle, Bundles } from './bundles';
 import { spawnBenchWorker, type BenchWorker } from './worker-handle';
 import type { WorkerTuning } from './worker-protocol';
 
@@ -23,8 +23,8 @@ export interface BenchEnv {
   llm: ScriptedLlm;
   bundles: Bundles;
   eager: boolean;
-  /** A fresh worker process on a fresh task queue. */
-  startWorker(kind: 'agent' | 'floor', tuning?: WorkerTuning): Promise<BenchWorker>;
+  /** A fresh worker process on a fresh task queue; `bundle` runs other workflow code of that kind (`--compare`). */
+  startWorker(kind: 'agent' | 'floor', tuning?: WorkerTuning, bundle?: Bundle): Promise<BenchWorker>;
   close(): Promise<void>;
 }
 
@@ -68,14 +68,14 @@ export async function openBenchEnv(options: {
     llm: options.llm,
     bundles,
     eager: options.eager,
-    async startWorker(kind, tuning = {}) {
+    async startWorker(kind, tuning = {}, bundle = bundles[kind]) {
       const worker = await spawnBenchWorker(
         {
           kind,
           address: server.address,
           namespace: server.namespace,
           taskQueue: `bench-${kind}-${randomUUID()}`,
-          bundlePath: bundles[kind].codePath,
+          bundlePath: bundle.codePath,
           llmUrl: options.llm.url,
           workspaceDir: BENCH_WORKSPACE,
           tuning,

@@ -3,7 +3,8 @@
  * and against a floor workflow, side by side in one run, on a private dev server with the
  * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
  * code at CI scale; `--out FILE` writes the JSON there instead; `--only long-session` runs
- * that benchmark by itself.
+ * that benchmark by itself; `--compare REV` compares the session workflow of a git revision
+ * with the working tree's, turn by turn in one run.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { temporalCliPath } from '../scripts/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
 import { buildBundles } from './bundles';
 import { measureCliSpeed } from './cli-speed';
+import { formatComparison, measureComparison } from './compare';
 import { measureHistoryGrowth } from './history-growth';
 import { formatLongSession } from './long-session-report';
 import { measureLongSession } from './long-session';
@@ -69,6 +71,17 @@ async function main(): Promise<void> {
       await writeFile(file, json);
       console.log(`Benchmark (long session only) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
       console.log(formatLongSession(longSession).join('\n'));
+      console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+      return;
+    }
+    if (args.compare !== undefined) {
+      progress(`comparing the session workflow of ${args.compare} with the working tree's`);
+      const comparison = await measureComparison(env, args.compare, await env.startWorker('floor'), scale.overhead);
+      const machine = machineOf(date, loadBefore);
+      const file = args.out ?? path.join(RESULTS_DIR, `bench-compare-${date.replace(/[:.]/g, '-')}.json`);
+      await writeFile(file, `${JSON.stringify({ scale: scaleName, machine, comparison }, null, 2)}\n`);
+      console.log(`Benchmark (comparison) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
+      console.log(formatComparison(comparison));
       console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
       return;
     }

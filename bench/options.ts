@@ -62,6 +62,11 @@ export const BenchArgsSchema = z.strictObject({
   /** `--only long-session`: run that one benchmark of the scale, by itself (minutes instead of the whole run's tens). */
   only: z.enum(['long-session']).optional(),
   /**
+   * `--compare REV`: only the per-step comparison of the session workflow at a git revision
+   * with the working tree's, the floor beside them, interleaved turn by turn (bench/compare.ts).
+   */
+  compare: z.string().min(1, { error: '--compare needs a git revision, such as HEAD~1' }).optional(),
+  /**
    * Extra dynamic config for the benchmark's dev server, over the project's own
    * (DEFAULT_DYNAMIC_CONFIG), e.g. to measure a server setting before adopting it.
    */
@@ -69,9 +74,9 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --compare REV, --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--no-sweep`, `--only NAME`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
   const raw: Record<string, unknown> = { quick: false, sweep: true, serverConfig };
@@ -83,6 +88,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     else if (arg?.startsWith('--out=')) raw.out = arg.slice('--out='.length);
     else if (arg === '--cpu-prof') raw.cpuProf = argv[++i];
     else if (arg === '--only') raw.only = argv[++i];
+    else if (arg === '--compare') raw.compare = argv[++i] ?? '';
     else if (arg === '--server-config') {
       const pair = argv[++i] ?? '';
       const eq = pair.indexOf('=');

@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import type { BenchEnv } from './bench-env';
+import type { Bundle } from './bundles';
+import type { OverheadSettings } from './overhead';
+import { processCpuMs } from './process-cpu';
+import { llmStepStarts } from './scripted-turn';
+import { intervals, median, round, summarizeRuns } from './stats';
+import { table } from './table';
+import { endSession, runFloor, runSessionTurn } from './temporal-runs';
+import type { BenchWorker } from './worker-handle';
+
+const run = promisify(execFile);
+
+/** One loop's figures in a comparison: medians over its measured turns. */
+export interface CompareLoop {
+  stepP50Ms: number;
+  stepP95Ms: number;
+  /** Step p50 ÷ the floor's, from the same rounds. */
+  toFloor: number;
+  workerCpuMsPerStep: number;
+  serverCpuMsPerStep: number;
+}
+
+export interface CompareResult {
+  /** The revision as given, and the commit it named. */
+  rev: string;
+  commit: string;
+  settings: OverheadSettings;
+  loops: { rev: CompareLoop; tree: CompareLoop; floor: CompareLoop };
+}
+
+/**
+ * `--compare REV`: the session workflow of a git revision against the working tree's, with
+ * the floor beside them. One turn of each runs in turn, round after round, so a noisy
+ * moment on the machine hits all three alike: the ratio of two runs of `npm run bench` on
+ * this machine moves more than most single changes do. Only the workflow code (the sandbox
+ * bundle) differs between the two agents; activities, worker and server are the working
+ * tree's. Each loop has its own worker process, so its CPU is its own.
+ */
+export async function measureComparison(env: BenchEnv, rev: string, floor: BenchWorker, settings: OverheadSettings): Promise<CompareResult> {
+  const commit = await commitOf(rev);
+  const revBundle = await bundleAt(commit);
+  try {
+    const workers = { rev: await env.startWorker('agent', {}, revBundle), tree: await env.startWorker('agent'), floor };
+    const samples = { rev: newSamples(), tree: newSamples(), floor: newSamples() };
+    await floor.probes(); // drop anything earlier
+    for (let round = 0; round < settings.warmupRuns + settings.runs; round++) {
+      for (const loop of ['rev', 'tree', 'floor'] as const) {
+        const measured = await oneTurn(env, loop, workers[loop], settings.steps);
+        if (round >= settings.warmupRuns) samples[loop].push(measured);
+      }
+    }
+    await Promise.all([workers.rev.stop(), workers.tree.stop()]);
+    const floorP50 = summarizeRuns(samples.floor.map((s) => s.intervals)).p50;
+    const figures = (loop: keyof typeof samples): CompareLoop => {
+      const latency = summarizeRuns(samples[loop].map((s) => s.intervals));
+      return {
+        stepP50Ms: latency.p50,
+        stepP95Ms: latency.p95,
+        toFloor: round(latency.p50 / floorP50),
+        workerCpuMsPerStep: round(median(samples[loop].map((s) => s.workerCpuMs / settings.steps)), 1),
+        serverCpuMsPerStep: round(median(samples[loop].map((s) => s.serverCpuMs / settings.steps)), 1),
+      };
+    };
+    return { rev, commit, settings, loops: { rev: figures('rev'), tree: figures('tree'), floor: figures('floor') } };
+  } finally {
+    await rm(path.dirname(revBundle.codePath), { recursive: true, force: true });
+  }
+}
+
+export function formatComparison(result: CompareResult): string {
+  const { rev, commit, settings, loops } = result;
+  const row = (name: string, l: CompareLoop) => [name, l.stepP50Ms, l.stepP95Ms, l.toFloor, l.workerCpuMsPerStep, l.serverCpuMsPerStep];
+  return [
+    `Comparison: the session workflow of ${rev} (${commit.slice(0, 12)}) against the working tree's, turns of ${settings.steps} steps, ${settings.runs} rounds after ${settings.warmupRuns} warm-up, one turn of each loop per round:`,
+    table(
+      ['loop', 'step p50 ms', 'step p95 ms', '÷ floor', 'worker CPU ms/step', 'server CPU ms/step'],
+      [row(rev, loops.rev), row('working tree', loops.tree), row('floor', loops.floor)],
+    ),
+    `   working tree − ${rev}: ${signed(loops.tree.stepP50Ms - loops.rev.stepP50Ms)} ms step p50, ${signed(loops.tree.workerCpuMsPerStep - loops.rev.workerCpuMsPerStep)} ms worker CPU, ${signed(loops.tree.serverCpuMsPerStep - loops.rev.serverCpuMsPerStep)} ms server CPU per step`,
+  ].join('\n');
+}
+
+interface TurnSample {
+  intervals: number[];
+  workerCpuMs: number;
+  serverCpuMs: number;
+}
+
+function newSamples(): TurnSample[] {
+  return [];
+}
+
+async function oneTurn(env: BenchEnv, loop: 'rev' | 'tree' | 'floor', worker: BenchWorker, steps: number): Promise<TurnSample> {
+  const before = await Promise.all([processCpuMs(worker.pid), processCpuMs(env.server.pid)]);
+  let starts: number[];
+  if (loop === 'floor') {
+    const { workflowId } = await runFloor(env.client, worker.taskQueue, steps);
+    starts = (await worker.probes())[workflowId] ?? [];
+  } else {
+    const turn = await runSessionTurn(env.client, env.llm, worker.taskQueue, steps, loop);
+    await endSession(turn.handle);
+    starts = llmStepStarts(env.llm, turn.model);
+  }
+  const after = await Promise.all([processCpuMs(worker.pid), processCpuMs(env.server.pid)]);
+  const delta = (i: 0 | 1) => (after[i] ?? Number.NaN) - (before[i] ?? Number.NaN);
+  if (starts.length !== steps) throw new Error(`bench --compare: the ${loop} turn took ${starts.length} steps instead of ${steps}`);
+  return { intervals: intervals(starts), workerCpuMs: delta(0), serverCpuMs: delta(1) };
+}
+
+/** The commit a revision names; an unknown one is a one-line error. */
+async function commitOf(rev: string): Promise<string> {
+  const { stdout } = await run('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: PROJECT_ROOT }).catch(() => {
+    throw new Error(`bench: --compare ${rev}: not a commit of this repository`);
+  });
+  return stdout.trim();
+}
+
+/**
+ * The workflow bundle of a commit: its tree, extracted inside the project so its imports of
+ * zod and the SDK resolve from the project's node_modules, as the working tree's do.
+ */
+async function bundleAt(commit: string): Promise<Bundle> {
+  const dir = path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}`);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  await run('sh', ['-c', `git archive --format=tar ${commit} | tar -x -C "${dir}"`], { cwd: PROJECT_ROOT });
+  const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
+  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dir, 'workflows', 'index.ts'), logger: quiet });
+  const codePath = path.join(dir, 'bundle.js');
+  await writeFile(codePath, code);
+  return { code, codePath };
+}
+
+function signed(value: number): string {
+  const rounded = round(value, 1);
+  return rounded > 0 ? `+${rounded}` : String(rounded);
+}
