@@ -91,47 +91,54 @@ export const SessionInputSchema = z
     compactAt: CompactAtSchema.default(COMPACT_AT.default),
     /** Tool results above 4 KiB of turns more than this many back are sent as one line (the log keeps them); none cleared when absent. */
     clearToolResultsAfter: boundedInt('clearToolResultsAfter').optional(),
-    /** The state an earlier run of this session carried over when it continued as new. */
+    /**
+     * The state an earlier run of this session carried over when it continued as new. Its
+     * schema, like the fork's, is built on first use (see messages.ts): a new session has neither.
+     */
     continued: z
-      .object({
-        events: SessionLogSchema,
-        retryPolicy: z.union([z.literal('default'), SessionRetryPolicySchema]),
-        turnsRun: z.number().int().nonnegative(),
-        runs: z.number().int().positive(),
-        /** The budget as `setBudget` last left it; absent: the input's. */
-        budget: BudgetSchema.optional(),
-        /**
-         * The counts of the whole session so far. `events` holds only the log's tail (the
-         * events after the last compaction's cut), so these cannot be counted from it.
-         * Absent in runs continued before compaction: those carried the whole log.
-         */
-        stepsTaken: z.number().int().nonnegative().optional(),
-        spend: SpendSchema.optional(),
-        usage: UsageSchema.optional(),
-        nextTurn: z.number().int().positive().optional(),
-        /** The latest turns' outcomes, which `awaitTurn` may still be asked for. */
-        outcomes: z.array(TurnOutcomeSchema).optional(),
-        /** The latest MCP tool list when it fell before the tail: the next run records it again first. */
-        toolsListed: ToolsListedSchema.optional(),
-      })
+      .lazy(() =>
+        z.object({
+          events: SessionLogSchema,
+          retryPolicy: z.union([z.literal('default'), SessionRetryPolicySchema]),
+          turnsRun: z.number().int().nonnegative(),
+          runs: z.number().int().positive(),
+          /** The budget as `setBudget` last left it; absent: the input's. */
+          budget: BudgetSchema.optional(),
+          /**
+           * The counts of the whole session so far. `events` holds only the log's tail (the
+           * events after the last compaction's cut), so these cannot be counted from it.
+           * Absent in runs continued before compaction: those carried the whole log.
+           */
+          stepsTaken: z.number().int().nonnegative().optional(),
+          spend: SpendSchema.optional(),
+          usage: UsageSchema.optional(),
+          nextTurn: z.number().int().positive().optional(),
+          /** The latest turns' outcomes, which `awaitTurn` may still be asked for. */
+          outcomes: z.array(TurnOutcomeSchema).optional(),
+          /** The latest MCP tool list when it fell before the tail: the next run records it again first. */
+          toolsListed: ToolsListedSchema.optional(),
+        }),
+      )
       .optional(),
     /** The log of the session this one was forked from, already cut; an open tail is repaired at start. */
     fork: z
-      .object({
-        fromWorkflowId: z.string().min(1),
-        atSeq: z.number().int().nonnegative().optional(),
-        events: SessionLogSchema,
-        /** What the source spent beyond `events` (after the cut, and what it carried itself), so a fork cannot reset a budget. */
-        carriedSpend: SpendSchema.optional(),
-        /**
-         * The source's counts at the cut: `events` may hold only the tail after a compaction,
-         * so these cannot be counted from it. Absent in forks from before: counted from `events`.
-         */
-        stepsTaken: z.number().int().nonnegative().optional(),
-        usage: UsageSchema.optional(),
-        /** The source's latest MCP tool list at the cut when it fell before `events`: the fork records it again first. */
-        toolsListed: ToolsListedSchema.optional(),
-      })
+      .lazy(() =>
+        z.object({
+          fromWorkflowId: z.string().min(1),
+          atSeq: z.number().int().nonnegative().optional(),
+          events: SessionLogSchema,
+          /** What the source spent beyond `events` (after the cut, and what it carried itself), so a fork cannot reset a budget. */
+          carriedSpend: SpendSchema.optional(),
+          /**
+           * The source's counts at the cut: `events` may hold only the tail after a compaction,
+           * so these cannot be counted from it. Absent in forks from before: counted from `events`.
+           */
+          stepsTaken: z.number().int().nonnegative().optional(),
+          usage: UsageSchema.optional(),
+          /** The source's latest MCP tool list at the cut when it fell before `events`: the fork records it again first. */
+          toolsListed: ToolsListedSchema.optional(),
+        }),
+      )
       .optional(),
   })
   .strict();

@@ -3,20 +3,26 @@ import { z } from 'zod';
 /**
  * The provider-neutral conversation. Adapters translate it to each wire format;
  * the workflow derives it from the session log and never keeps it beside the log.
+ *
+ * The assistant message's schemas are built on first use (`z.lazy`): only a log carried
+ * into a run (continued, or forked) is parsed with them, and the workflow sandbox builds
+ * every module's schemas again for each run it starts.
  */
 
-export const ToolCallSchema = z.object({
-  /** The provider's call id (`toolu_…`, `call_…`); Gemini has none, so its adapter makes one. */
-  id: z.string().min(1),
-  name: z.string().min(1),
-  /** The parsed arguments. `{}` when the model's JSON could not be parsed; see `invalidJson`. */
-  input: z.record(z.string(), z.unknown()),
-  /**
-   * The raw argument text when it was not a JSON object. Kept so the tool result can
-   * tell the model exactly what was wrong instead of running the tool on `{}`.
-   */
-  invalidJson: z.string().optional(),
-});
+export const ToolCallSchema = z.lazy(() =>
+  z.object({
+    /** The provider's call id (`toolu_…`, `call_…`); Gemini has none, so its adapter makes one. */
+    id: z.string().min(1),
+    name: z.string().min(1),
+    /** The parsed arguments. `{}` when the model's JSON could not be parsed; see `invalidJson`. */
+    input: z.record(z.string(), z.unknown()),
+    /**
+     * The raw argument text when it was not a JSON object. Kept so the tool result can
+     * tell the model exactly what was wrong instead of running the tool on `{}`.
+     */
+    invalidJson: z.string().optional(),
+  }),
+);
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
 export const StopReasonSchema = z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'refusal', 'other']);
@@ -56,47 +62,55 @@ export type Usage = z.infer<typeof UsageSchema>;
  *   `toolCalls`. Gemini 3 rejects a function call sent back without its signature, and a
  *   signature may ride on an empty text part.
  */
-export const AnthropicThinkingBlockSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
-  z.object({ type: z.literal('redacted_thinking'), data: z.string() }),
-]);
+export const AnthropicThinkingBlockSchema = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+    z.object({ type: z.literal('redacted_thinking'), data: z.string() }),
+  ]),
+);
 export type AnthropicThinkingBlock = z.infer<typeof AnthropicThinkingBlockSchema>;
 
-export const GeminiPartRefSchema = z.discriminatedUnion('type', [
-  /** `chars` UTF-16 code units of the message's `text`, following the previous text part. */
-  z.object({ type: z.literal('text'), chars: z.number().int().nonnegative(), thoughtSignature: z.string().optional() }),
-  /** A thought summary: not part of the answer, so kept here whole. */
-  z.object({ type: z.literal('thought'), text: z.string(), thoughtSignature: z.string().optional() }),
-  z.object({ type: z.literal('call'), index: z.number().int().nonnegative(), thoughtSignature: z.string().optional() }),
-]);
+export const GeminiPartRefSchema = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    /** `chars` UTF-16 code units of the message's `text`, following the previous text part. */
+    z.object({ type: z.literal('text'), chars: z.number().int().nonnegative(), thoughtSignature: z.string().optional() }),
+    /** A thought summary: not part of the answer, so kept here whole. */
+    z.object({ type: z.literal('thought'), text: z.string(), thoughtSignature: z.string().optional() }),
+    z.object({ type: z.literal('call'), index: z.number().int().nonnegative(), thoughtSignature: z.string().optional() }),
+  ]),
+);
 export type GeminiPartRef = z.infer<typeof GeminiPartRefSchema>;
 
-export const ProviderDataSchema = z.discriminatedUnion('provider', [
-  z.object({ provider: z.literal('anthropic'), thinking: z.array(AnthropicThinkingBlockSchema) }),
-  z.object({ provider: z.literal('google'), parts: z.array(GeminiPartRefSchema) }),
-]);
+export const ProviderDataSchema = z.lazy(() =>
+  z.discriminatedUnion('provider', [
+    z.object({ provider: z.literal('anthropic'), thinking: z.array(AnthropicThinkingBlockSchema) }),
+    z.object({ provider: z.literal('google'), parts: z.array(GeminiPartRefSchema) }),
+  ]),
+);
 export type ProviderData = z.infer<typeof ProviderDataSchema>;
 
-export const AssistantMessageSchema = z.object({
-  role: z.literal('assistant'),
-  text: z.string(),
-  toolCalls: z.array(ToolCallSchema),
-  stopReason: StopReasonSchema,
-  usage: UsageSchema,
-  /**
-   * What the call cost in USD by the worker's price table; `null` when the model has no
-   * price there (unknown, never 0). Absent in messages recorded before costs were.
-   */
-  costUsd: z.number().nonnegative().nullable().optional(),
-  /**
-   * The model that answered, as the provider's stream named it (an alias such as
-   * `claude-sonnet-4-5` is answered by a dated snapshot). Absent when the stream named
-   * none, and in messages recorded before it was kept.
-   */
-  responseModel: z.string().min(1).optional(),
-  /** Absent when the reply carried nothing the provider needs back. */
-  providerData: ProviderDataSchema.optional(),
-});
+export const AssistantMessageSchema = z.lazy(() =>
+  z.object({
+    role: z.literal('assistant'),
+    text: z.string(),
+    toolCalls: z.array(ToolCallSchema),
+    stopReason: StopReasonSchema,
+    usage: UsageSchema,
+    /**
+     * What the call cost in USD by the worker's price table; `null` when the model has no
+     * price there (unknown, never 0). Absent in messages recorded before costs were.
+     */
+    costUsd: z.number().nonnegative().nullable().optional(),
+    /**
+     * The model that answered, as the provider's stream named it (an alias such as
+     * `claude-sonnet-4-5` is answered by a dated snapshot). Absent when the stream named
+     * none, and in messages recorded before it was kept.
+     */
+    responseModel: z.string().min(1).optional(),
+    /** Absent when the reply carried nothing the provider needs back. */
+    providerData: ProviderDataSchema.optional(),
+  }),
+);
 export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
 
 export const ToolResultCodeSchema = z.enum(['ok', 'error', 'TOOL_OUTCOME_UNKNOWN', 'TOOL_NOT_STARTED']);

@@ -19,62 +19,65 @@ const at = { seq: z.number().int().nonnegative(), at: z.number() };
 const turnRef = { turn: z.number().int().positive() };
 const stepRef = { ...turnRef, step: z.number().int().positive() };
 
-export const SessionEventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('turn/start'), ...at, ...turnRef, text: z.string() }),
-  z.object({
-    type: z.literal('turn/end'),
-    ...at,
-    ...turnRef,
-    status: EndStatusSchema,
-    /** Why a completed turn stopped: the model answered, or the step limit was reached. */
-    reason: z.enum(['answered', 'step_limit']).optional(),
-    failure: FailureSummarySchema.optional(),
-  }),
-  z.object({ type: z.literal('step/start'), ...at, ...stepRef, model: z.string() }),
-  z.object({ type: z.literal('step/end'), ...at, ...stepRef, status: EndStatusSchema, failure: FailureSummarySchema.optional() }),
-  z.object({ type: z.literal('assistant'), ...at, ...stepRef, message: AssistantMessageSchema }),
-  /** Recorded just before dispatch: it proves the call may have started, never that it ran. */
-  z.object({
-    type: z.literal('tool/call'),
-    ...at,
-    ...stepRef,
-    callId: z.string(),
-    name: z.string(),
-    input: z.record(z.string(), z.unknown()),
-  }),
-  z.object({
-    type: z.literal('tool/result'),
-    ...at,
-    ...stepRef,
-    callId: z.string(),
-    name: z.string(),
-    code: ToolResultCodeSchema,
-    content: z.string(),
-  }),
-  /**
-   * The MCP tools offered from here on, as the servers listed them (contracts/tools/mcp-tools.ts).
-   * `turn` is the turn it was recorded in, or the last one before it (0: before any).
-   */
-  z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
-  /**
-   * What the provider is sent from here on starts with `summary` in place of every event up
-   * to `throughSeq` (a `turn/end`), see conversation.ts. The log itself keeps them all.
-   * `turn` is the turn running when it was recorded, or the last one between turns;
-   * the token counts are estimates of the request before and after (workflows/compaction.ts).
-   */
-  z.object({
-    type: z.literal('context/compacted'),
-    ...at,
-    turn: z.number().int().nonnegative(),
-    throughSeq: z.number().int().nonnegative(),
-    summary: z.string(),
-    tokensBefore: z.number().int().nonnegative(),
-    tokensAfter: z.number().int().nonnegative(),
-    /** What the compaction call itself used and cost: it counts toward the session's spend like any call. */
-    usage: UsageSchema.optional(),
-    costUsd: z.number().nonnegative().nullable().optional(),
-  }),
-]);
+/** Built on first use, like the assistant message's (see messages.ts): only a log carried into a run is parsed with it. */
+export const SessionEventSchema = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal('turn/start'), ...at, ...turnRef, text: z.string() }),
+    z.object({
+      type: z.literal('turn/end'),
+      ...at,
+      ...turnRef,
+      status: EndStatusSchema,
+      /** Why a completed turn stopped: the model answered, or the step limit was reached. */
+      reason: z.enum(['answered', 'step_limit']).optional(),
+      failure: FailureSummarySchema.optional(),
+    }),
+    z.object({ type: z.literal('step/start'), ...at, ...stepRef, model: z.string() }),
+    z.object({ type: z.literal('step/end'), ...at, ...stepRef, status: EndStatusSchema, failure: FailureSummarySchema.optional() }),
+    z.object({ type: z.literal('assistant'), ...at, ...stepRef, message: AssistantMessageSchema }),
+    /** Recorded just before dispatch: it proves the call may have started, never that it ran. */
+    z.object({
+      type: z.literal('tool/call'),
+      ...at,
+      ...stepRef,
+      callId: z.string(),
+      name: z.string(),
+      input: z.record(z.string(), z.unknown()),
+    }),
+    z.object({
+      type: z.literal('tool/result'),
+      ...at,
+      ...stepRef,
+      callId: z.string(),
+      name: z.string(),
+      code: ToolResultCodeSchema,
+      content: z.string(),
+    }),
+    /**
+     * The MCP tools offered from here on, as the servers listed them (contracts/tools/mcp-tools.ts).
+     * `turn` is the turn it was recorded in, or the last one before it (0: before any).
+     */
+    z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
+    /**
+     * What the provider is sent from here on starts with `summary` in place of every event up
+     * to `throughSeq` (a `turn/end`), see conversation.ts. The log itself keeps them all.
+     * `turn` is the turn running when it was recorded, or the last one between turns;
+     * the token counts are estimates of the request before and after (workflows/compaction.ts).
+     */
+    z.object({
+      type: z.literal('context/compacted'),
+      ...at,
+      turn: z.number().int().nonnegative(),
+      throughSeq: z.number().int().nonnegative(),
+      summary: z.string(),
+      tokensBefore: z.number().int().nonnegative(),
+      tokensAfter: z.number().int().nonnegative(),
+      /** What the compaction call itself used and cost: it counts toward the session's spend like any call. */
+      usage: UsageSchema.optional(),
+      costUsd: z.number().nonnegative().nullable().optional(),
+    }),
+  ]),
+);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
 export const SessionLogSchema = z.array(SessionEventSchema);
 
