@@ -318,11 +318,13 @@ function carriedSettings(source: SessionState): Omit<StartOptions, 'model'> {
  * from before spend was tracked: the fork counts from its events.
  */
 function countsAtCut(source: SessionState, after: readonly SessionEvent[]): { stepsTaken?: number; usage?: Required<Usage> } {
-  const spend = source.spend as Spend | undefined;
-  if (!spend) return {};
+  // A source's spend also holds what its own source spent after its cut; its usage does not.
+  // Workers from before `usage` was reported give only the spend.
+  const used = source.usage ?? (source.spend as Spend | undefined);
+  if (!used) return {};
   const stepsAfter = after.filter((e) => e.type === 'step/start').length;
   const usedAfter = usageOf(after);
-  const usage = Object.fromEntries(Object.entries(usedAfter).map(([key, tokens]) => [key, Math.max(0, spend[key as keyof Usage] - tokens)])) as Required<Usage>;
+  const usage = Object.fromEntries(Object.entries(usedAfter).map(([key, tokens]) => [key, Math.max(0, used[key as keyof Usage] - tokens)])) as Required<Usage>;
   return { stepsTaken: Math.max(0, source.stepsTaken - stepsAfter), usage };
 }
 

@@ -197,6 +197,11 @@ export interface SessionState {
   settings: SessionSettings;
   /** What the session has spent so far, also in the runs and the source it carries on from. */
   spend: Spend;
+  /**
+   * The tokens of the session's own log, a fork's source's up to the cut included; unlike
+   * `spend`, not what a source spent after the cut. Absent from workers from before it.
+   */
+  usage?: Required<Usage>;
   /** The limits in force now (`setBudget` changes them). */
   budget: Budget;
 }

@@ -282,6 +282,26 @@ describe('a fork of a compacted session', () => {
   });
 });
 
+describe('a fork of a fork', () => {
+  it('is given the tokens its source used up to the cut, not what the first source spent after its own cut', async () => {
+    const model = `fork-of-fork-${Date.now()}`;
+    const answer = (inputTokens: number) => ({ kind: 'text' as const, text: 'ok', usage: { inputTokens, outputTokens: 1 } });
+    h().llm.script(model, answer(100), answer(1_000), answer(10));
+    const first = await startSession(h().client, h().env, { model: `anthropic:${model}`, idleTimeoutMs: 120_000 });
+    await sendAndWait(first, 'one');
+    const cut = (await readLog(first)).at(-1)?.seq;
+    await sendAndWait(first, 'two');
+    // The second fork's source carries the first session's whole spend (1 100 input tokens), but used only 100 of them by its cut.
+    const second = await forkSession(h().client, h().env, first.workflowId, { atSeq: cut });
+    await sendAndWait(second, 'three');
+    const third = await forkSession(h().client, h().env, second.workflowId);
+    const state = await third.query(stateQuery);
+    expect(state.spend.inputTokens).toBe(1_110);
+    expect(state.usage?.inputTokens).toBe(110);
+    await Promise.all([first, second, third].map((s) => endSession(s)));
+  });
+});
+
 describe('what asks about the latest run only', () => {
   it('reads the latest run log and queries no earlier run, as cancel and tools do: the tools a session offers', async () => {
     const model = `latest-run-${Date.now()}`;

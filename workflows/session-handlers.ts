@@ -115,6 +115,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
     settings: settingsInForce(config),
     spend: state.spend,
+    usage: state.usage,
     budget: budget.budget,
   }));
   setHandler(llmSettingsQuery, () => settings);

@@ -91,6 +91,15 @@ export const MUTATIONS: readonly Mutation[] = [
     killers: ['test/lint-boundaries.test.ts'],
   },
   {
+    name: 'fork-usage-from-spend',
+    breaks: "a fork counts its source's tokens at the cut from the source's spend, which holds what an earlier source spent after its own cut",
+    file: 'client/sessions.ts',
+    find: '  const used = source.usage ?? (source.spend as Spend | undefined);',
+    replace: '  const used = source.spend as Spend | undefined;',
+    killers: ['test/compaction-recovery.test.ts'],
+    testNamePattern: 'fork of a fork',
+  },
+  {
     name: 'drop-compensation',
     breaks: 'a step that fails after its assistant message closes without answering its calls',
     file: 'workflows/turn.ts',
