@@ -43,7 +43,11 @@ export function explainError(error: unknown, context: { namespace: string; addre
     return { message: `the session refused: ${firstLine(reason)}`, exitCode: 1 };
   }
   if (error instanceof QueryNotRegisteredError) {
-    return { message: `that workflow is not an agent session (${firstLine(error.message)})`, exitCode: 1 };
+    // The SDK raises this for every Query the worker failed; only a missing handler means
+    // the workflow is something else. A session that failed to answer (say, a closed run
+    // whose replay hit a nondeterminism error) is still a session.
+    if (/did not register a handler/i.test(error.message)) return { message: `that workflow is not an agent session (${firstLine(error.message)})`, exitCode: 1 };
+    return { message: `the session could not answer: ${firstLine(error.message)}`, exitCode: 1 };
   }
   const grpc = grpcCodeOf(error);
   if (grpc === GRPC_NOT_FOUND) {

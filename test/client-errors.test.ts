@@ -1,4 +1,6 @@
+import { QueryNotRegisteredError } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { explainError } from '../client/errors';
 import { endSession, startSession } from '../client/sessions';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry, type CliResult } from './support/cli';
@@ -125,5 +127,18 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
       if (!restarted) await h().startWorker();
     }
     await session.terminate('test cleanup');
+  });
+});
+
+describe('a failed Query, explained (unit)', () => {
+  const context = { namespace: 'default', address: 'localhost:7233' };
+  it('calls a workflow without the handler not an agent session', () => {
+    const error = new QueryNotRegisteredError('Workflow did not register a handler for state. Registered queries: [__stack_trace]', 3);
+    expect(explainError(error, context)).toEqual({ message: 'that workflow is not an agent session (Workflow did not register a handler for state. Registered queries: [__stack_trace])', exitCode: 1 });
+  });
+
+  it('reports a session that failed to answer as such, with its reason', () => {
+    const error = new QueryNotRegisteredError('Nondeterminism error: Activity machine does not handle this event\nat replay', 3);
+    expect(explainError(error, context)).toEqual({ message: 'the session could not answer: Nondeterminism error: Activity machine does not handle this event', exitCode: 1 });
   });
 });
