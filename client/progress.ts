@@ -5,6 +5,7 @@ import proto, { type google, type temporal } from '@temporalio/proto';
 import { stateQuery, type SessionState } from '../contracts/api';
 import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import type { LlmHeartbeat } from '../contracts/llm-call';
+import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
 import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
 
@@ -119,7 +120,8 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const where = `turn ${state.turn} · step ${state.step}${settings ? `/${settings.maxSteps}` : ''}`;
   for (const a of progress.activities) {
     const kind = a.activityType === 'callLlm' ? (isCompaction(a) ? 'compact' : `llm ${state.model}`) : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
-    const of = a.maximumAttempts > 0 ? `${a.attempt}/${a.maximumAttempts}` : `${a.attempt}`;
+    const attempts = a.activityType === 'callLlm' ? llmAttempts(state.retryPolicy) : a.maximumAttempts;
+    const of = attempts > 0 ? `${a.attempt}/${attempts}` : `${a.attempt}`;
     if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
       const seconds = Math.max(0, Math.ceil((a.nextAttemptAt - now) / 1000));
       lines.push(`${where} · ${kind} · retrying in ${seconds} s (attempt ${of}): ${a.lastFailure.type}`);
@@ -139,6 +141,16 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const spent = spendLine(state);
   if (spent) lines.push(`${where} · ${spent}`);
   return lines;
+}
+
+/**
+ * The attempts an LLM call has under the session's live policy. Temporal is always given
+ * the policy's upper bound (so that a policy raised mid-call applies), and the activity
+ * itself stops at the live one, which is what a person watching wants to read.
+ */
+function llmAttempts(policy: SessionState['retryPolicy']): number {
+  if (policy === null) return 1;
+  return (policy === 'default' ? DEFAULT_RETRY_POLICY : policy).maxRetries + 1;
 }
 
 /**

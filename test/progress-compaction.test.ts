@@ -33,3 +33,16 @@ describe('progress of a compaction call', () => {
     expect(describeProgress({ state, activities: [llmCall({ activityId: '7' })] }, 0)).toEqual(['turn 4 · step 1 · llm anthropic:claude-sonnet-4-5 · running']);
   });
 });
+
+describe('progress of a retried LLM call', () => {
+  const retrying = llmCall({ activityId: '7', attempt: 2, maximumAttempts: 11, nextAttemptAt: 5_000, lastFailure: { type: 'overloaded', message: '529' } });
+
+  it('counts attempts against the session\'s live policy, not the upper bound Temporal was given', () => {
+    const policy = { maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 30_000, budgetMs: 240_000, maxServerWaitMs: 60_000 };
+    expect(describeProgress({ state: { ...state, retryPolicy: policy }, activities: [retrying] }, 0)).toEqual(['turn 4 · step 1 · llm anthropic:claude-sonnet-4-5 · retrying in 5 s (attempt 2/4): overloaded']);
+  });
+
+  it('counts eleven attempts under the default ladder', () => {
+    expect(describeProgress({ state, activities: [retrying] }, 0)).toEqual(['turn 4 · step 1 · llm anthropic:claude-sonnet-4-5 · retrying in 5 s (attempt 2/11): overloaded']);
+  });
+});
