@@ -36,7 +36,7 @@ describe('compensation results for unanswered calls', () => {
   it('keeps recorded results, gives a recorded call TOOL_OUTCOME_UNKNOWN and an unrecorded one TOOL_NOT_STARTED, in call order', () => {
     const tracker = new PendingCallTracker(assistant);
     logOf(openStep).events.forEach((e) => tracker.observe(e));
-    expect(tracker.recoveryResults().map((r) => [r.callId, r.code])).toEqual([
+    expect(tracker.compensationResults().map((r) => [r.callId, r.code])).toEqual([
       ['b', 'TOOL_OUTCOME_UNKNOWN'],
       ['c', 'TOOL_NOT_STARTED'],
     ]);
@@ -45,7 +45,7 @@ describe('compensation results for unanswered calls', () => {
   it('warns against blindly retrying a call whose outcome is unknown', () => {
     const tracker = new PendingCallTracker(assistant);
     tracker.observe(logOf([{ type: 'tool/call', turn: 1, step: 1, callId: 'b', name: 'http_request', input: {} }]).events[0]!);
-    expect(tracker.recoveryResults().find((r) => r.callId === 'b')?.content).toMatch(/may or may not have run.*side effects.*Do not blindly retry/s);
+    expect(tracker.compensationResults().find((r) => r.callId === 'b')?.content).toMatch(/may or may not have run.*side effects.*Do not blindly retry/s);
   });
 });
 

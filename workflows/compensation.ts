@@ -13,7 +13,7 @@ import type { SessionEvent } from '../contracts/session-log';
  * feed it the committed events of the step and read back the missing results.
  */
 
-export interface RecoveryResult {
+export interface CompensationResult {
   callId: string;
   name: string;
   code: Extract<ToolResultCode, 'TOOL_OUTCOME_UNKNOWN' | 'TOOL_NOT_STARTED'>;
@@ -58,8 +58,8 @@ export class PendingCallTracker {
    * outcome is unknown; a call never recorded never started. Answered calls are left
    * exactly as they are.
    */
-  recoveryResults(): RecoveryResult[] {
-    const results: RecoveryResult[] = [];
+  compensationResults(): CompensationResult[] {
+    const results: CompensationResult[] = [];
     for (const { id, name } of this.#calls) {
       if (this.#answered.has(id)) continue;
       results.push(

@@ -30,7 +30,7 @@ export function repairOpenTail(log: SessionLog, now: number): void {
       if (assistant?.type === 'assistant') {
         const tracker = new PendingCallTracker(assistant.message);
         inStep.forEach((e) => tracker.observe(e));
-        for (const r of tracker.recoveryResults()) log.append({ type: 'tool/result', turn, step, ...r }, now);
+        for (const r of tracker.compensationResults()) log.append({ type: 'tool/result', turn, step, ...r }, now);
       }
       log.append({ type: 'step/end', turn, step, status: 'interrupted', failure: INTERRUPTED }, now);
     }

@@ -99,7 +99,7 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
     rt.append({ type: 'step/end', turn, step, status: 'completed' });
     return 'continue';
   } catch (error) {
-    for (const result of tracker?.recoveryResults() ?? []) {
+    for (const result of tracker?.compensationResults() ?? []) {
       append({ type: 'tool/result', turn, step, ...result });
       toolSpans?.result(result.callId, result.name, result.code);
     }

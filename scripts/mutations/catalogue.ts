@@ -103,7 +103,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'drop-compensation',
     breaks: 'a step that fails after its assistant message closes without answering its calls',
     file: 'workflows/turn.ts',
-    find: 'tracker?.recoveryResults() ?? []',
+    find: 'tracker?.compensationResults() ?? []',
     replace: '[]',
     killers: ['test/ladder-departures.test.ts'],
     testNamePattern: 'before any call was dispatched',
