@@ -109,8 +109,8 @@ export const MUTATIONS: readonly Mutation[] = [
     testNamePattern: 'before any call was dispatched',
   },
   {
-    name: 'reverse-recovery-order',
-    breaks: "recovery results are written against the assistant's call order",
+    name: 'reverse-compensation-order',
+    breaks: "compensation results are written against the assistant's call order",
     file: 'workflows/compensation.ts',
     find: 'for (const { id, name } of this.#calls) {',
     replace: 'for (const { id, name } of [...this.#calls].reverse()) {',
