@@ -87,7 +87,7 @@ export async function runWholeSession(client: Client, llm: ScriptedLlm, taskQueu
   const workflowId = `bench-${model}`;
   onStart(workflowId);
   const { handle, turn } = await startSessionWithMessage(client, { AGENT_TASK_QUEUE: taskQueue }, { ...sessionInput(model, steps), workflowId }, TURN_MESSAGE);
-  answered(handle.workflowId, await turn);
+  answered(handle.workflowId, await turn());
   await endSession(handle);
   return model;
 }

@@ -79,7 +79,10 @@ export async function startSession(client: Client, env: StartEnv, options: Start
 /** A session started with its first message, and that message's turn. */
 export interface SessionWithTurn {
   handle: WorkflowHandleWithFirstExecutionRunId<typeof agentSession>;
-  turn: Promise<TurnResult>;
+  /** The `send` Update that carried the message. */
+  updateId: string;
+  /** Waits for the message's turn; nothing is asked of the server until it is called. */
+  turn(): Promise<TurnResult>;
 }
 
 /**
@@ -93,7 +96,7 @@ export async function startSessionWithMessage(client: Client, env: StartEnv, opt
   const start = new WithStartWorkflowOperation<typeof agentSession>(SESSION_WORKFLOW, { ...startOptionsOf(env, options), workflowIdConflictPolicy: 'FAIL' });
   const update = await client.workflow.startUpdateWithStart(sendUpdate, { args: [message], waitForStage: 'ACCEPTED', startWorkflowOperation: start });
   const handle = await start.workflowHandle();
-  return { handle: withRunId(handle, update.workflowRunId), turn: turnResultOf(update.result()) };
+  return { handle: withRunId(handle, update.workflowRunId), updateId: update.updateId, turn: () => turnResultOf(update.result()) };
 }
 
 /** The session's start options, its input checked here: a refusal is the client's one line, not a failed workflow. */
@@ -216,7 +219,9 @@ export async function runOnce(
 ): Promise<RunResult> {
   const { prompt, keep, onProgress, ...start } = options;
   if (!SendMessageSchema.safeParse({ text: prompt }).success) throw new ConfigError('--prompt must not be empty');
-  const { handle, turn: waiting } = await startSessionWithMessage(client, env, start, prompt);
+  const started = await startSessionWithMessage(client, env, start, prompt);
+  const { handle } = started;
+  const waiting = started.turn();
   if (onProgress) await followProgress(client, handle, waiting, onProgress);
   const turn = await waiting;
   const [events, state] = await Promise.all([readLog(handle), handle.query(stateQuery)]);

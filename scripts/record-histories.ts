@@ -275,7 +275,7 @@ const SCENARIOS: Record<string, Scenario> = {
   'status-per-turn': async (agent) => {
     agent.llm.script('status-per-turn', calculatorCalls, calculatorCalls, { kind: 'text', text: '42 and 1024, twice.' }, { kind: 'text', text: 'Yes.' });
     const { handle, turn } = await startSessionWithMessage(agent.client, agent.env, { model: 'anthropic:status-per-turn', workflowId: 'golden-status-per-turn', idleTimeoutMs: 60_000 }, 'compute twice');
-    await turn;
+    await turn();
     await sendAndWait(handle, 'sure?');
     await endSession(handle);
     return handle.workflowId;

@@ -51,6 +51,29 @@ describe('npm run client -- start', () => {
   });
 });
 
+describe('npm run client -- start --prompt', () => {
+  it('sends the first message with the start and returns once the session has accepted it; the turn runs on', async () => {
+    const model = `anthropic:echo-${newModel('start-prompt')}`;
+    const result = await cli('start', '--model', model, '--prompt', 'hello at once', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const out = json<{ workflowId: string; updateId: string }>(result.stdout);
+    expect(out.updateId).toEqual(expect.any(String));
+    const outcome = await handle(out.workflowId).executeUpdate(awaitTurnUpdate, { args: [{ turn: 1 }] });
+    expect(outcome).toMatchObject({ turn: 1, status: 'completed' });
+    expect((await readLog(handle(out.workflowId))).find((e) => e.type === 'turn/start')).toMatchObject({ text: 'hello at once' });
+    const { events } = await handle(out.workflowId).fetchHistory();
+    const accepted = (events ?? []).findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    expect((events ?? []).slice(0, accepted).filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    await endSession(handle(out.workflowId));
+  });
+
+  it('refuses an empty prompt in one line, before starting anything', async () => {
+    const result = await cli('start', '--model', 'anthropic:echo-never', '--prompt', '  ');
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual(['client: a message must not be empty']);
+  });
+});
+
 describe('output', () => {
   it('has no colour codes when stdout is not a terminal, even without NO_COLOR', async () => {
     const session = await startSession(h().client, h().env, { model: `anthropic:echo-${newModel('colour')}` });

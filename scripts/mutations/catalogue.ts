@@ -60,7 +60,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'run-sends-after-start',
     breaks: "`run` starts its session and then sends the prompt in a second request, instead of with the start",
     file: 'client/sessions.ts',
-    find: '  const { handle, turn: waiting } = await startSessionWithMessage(client, env, start, prompt);',
+    find: '  const started = await startSessionWithMessage(client, env, start, prompt);\n  const { handle } = started;\n  const waiting = started.turn();',
     replace: '  const handle = await startSession(client, env, start);\n  const waiting = sendAndWait(handle, prompt);',
     killers: ['test/client-run.test.ts'],
     testNamePattern: 'with the start',
