@@ -149,7 +149,8 @@ describe('MCP tools from real servers over stdio', () => {
     expect(byId.toolu_image?.content).toMatch(/^Here's the image you requested:\n\[image image\/png, \d+ bytes\]/);
     expect(byId.toolu_image?.content).not.toMatch(/iVBOR/);
     expect(JSON.parse(byId.toolu_struct?.content ?? '')).toMatchObject({ conditions: expect.any(String) });
-    expect(byId.toolu_resource?.content).toMatch(/\[resource demo:\/\/\S+ text\/plain, 55 bytes\]/);
+    // The blob is `Resource 2: This is a base64 blob created at <local time>`: 55 bytes before 10 o'clock, 56 after.
+    expect(byId.toolu_resource?.content).toMatch(/\[resource demo:\/\/\S+ text\/plain, 5[56] bytes\]/);
     expect(byId.toolu_links?.content).toMatch(/\[resource link \S+[^\]]*\][\s\S]*\[resource link /);
   });
 

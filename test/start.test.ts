@@ -59,7 +59,7 @@ describe('npm start', () => {
       const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '600000' };
       const { result } = await startOnce('traced', tracing);
       expect(result.code, result.stderr).toBe(0);
-      expect(endpoint.spans.filter((s) => s.service === 'durable-agent-client').map((s) => s.name)).toContain('StartWorkflowUpdate:send');
+      expect(endpoint.spans.filter((s) => s.service === 'durable-agent-client').map((s) => s.name)).toContain('UpdateWithStartWorkflow:send');
     } finally {
       await endpoint.close();
     }

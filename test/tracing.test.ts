@@ -82,7 +82,7 @@ beforeAll(async () => {
   expect(out.status).toBe('completed');
   workflowId = out.workflowId;
   // The send's trace is complete once the worker has ended the Update's span, which outlives its turn.
-  const send = await eventually('the client span of send', () => endpoint.spans.find((s) => s.name === 'StartWorkflowUpdate:send' && s.attributes['temporalWorkflowId'] === workflowId));
+  const send = await eventually('the client span of send', () => endpoint.spans.find((s) => s.name === 'UpdateWithStartWorkflow:send' && s.attributes['temporalWorkflowId'] === workflowId));
   sendTrace = await eventually('the worker span of the send Update', () => {
     const trace = endpoint.spans.filter((s) => s.traceId === send.traceId);
     return trace.some((s) => s.name === 'HandleUpdate:send') && trace.some((s) => s.name === 'ValidateUpdate:send') ? trace : undefined;
@@ -124,7 +124,7 @@ describe('traces exported over OTLP/HTTP', () => {
     ];
     // The turn hangs under the client's send, beside the Update handler's spans (see workflows/trace-spans.ts).
     expect(outline(sendTrace)).toEqual([
-      'StartWorkflowUpdate:send [durable-agent-client]',
+      'UpdateWithStartWorkflow:send [durable-agent-client]',
       `  HandleUpdate:send ${W}`,
       `  ValidateUpdate:send ${W}`,
       `  turn 1 ${W}`,
