@@ -44,13 +44,18 @@ export interface CompareResult {
  */
 export async function measureComparison(env: BenchEnv, rev: string, floor: BenchWorker, settings: OverheadSettings): Promise<CompareResult> {
   const commit = await commitOf(rev);
-  const revBundle = await bundleAt(commit);
+  const dir = path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}`);
   try {
+    const revBundle = await bundleAt(commit, dir);
     const workers = { rev: await env.startWorker('agent', {}, revBundle), tree: await env.startWorker('agent'), floor };
     const samples = { rev: newSamples(), tree: newSamples(), floor: newSamples() };
     await floor.probes(); // drop anything earlier
+    const loops = ['rev', 'tree', 'floor'] as const;
     for (let round = 0; round < settings.warmupRuns + settings.runs; round++) {
-      for (const loop of ['rev', 'tree', 'floor'] as const) {
+      // The server's work for a turn outlasts it a little (closing the workflow, visibility),
+      // and lands in the next turn's CPU window: each loop follows each other one in turn.
+      for (let i = 0; i < loops.length; i++) {
+        const loop = loops[(round + i) % loops.length] as (typeof loops)[number];
         const measured = await oneTurn(env, loop, workers[loop], settings.steps);
         if (round >= settings.warmupRuns) samples[loop].push(measured);
       }
@@ -69,7 +74,7 @@ export async function measureComparison(env: BenchEnv, rev: string, floor: Bench
     };
     return { rev, commit, settings, loops: { rev: figures('rev'), tree: figures('tree'), floor: figures('floor') } };
   } finally {
-    await rm(path.dirname(revBundle.codePath), { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -77,7 +82,7 @@ export function formatComparison(result: CompareResult): string {
   const { rev, commit, settings, loops } = result;
   const row = (name: string, l: CompareLoop) => [name, l.stepP50Ms, l.stepP95Ms, l.toFloor, l.workerCpuMsPerStep, l.serverCpuMsPerStep];
   return [
-    `Comparison: the session workflow of ${rev} (${commit.slice(0, 12)}) against the working tree's, turns of ${settings.steps} steps, ${settings.runs} rounds after ${settings.warmupRuns} warm-up, one turn of each loop per round:`,
+    `Comparison: the session workflow of ${rev} (${commit.slice(0, 12)}) against the working tree's, turns of ${settings.steps} steps, ${settings.runs} rounds after ${settings.warmupRuns} warm-up, one turn of each loop per round in a rotating order:`,
     table(
       ['loop', 'step p50 ms', 'step p95 ms', '÷ floor', 'worker CPU ms/step', 'server CPU ms/step'],
       [row(rev, loops.rev), row('working tree', loops.tree), row('floor', loops.floor)],
@@ -125,11 +130,12 @@ async function commitOf(rev: string): Promise<string> {
  * The workflow bundle of a commit: its tree, extracted inside the project so its imports of
  * zod and the SDK resolve from the project's node_modules, as the working tree's do.
  */
-async function bundleAt(commit: string): Promise<Bundle> {
-  const dir = path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}`);
+async function bundleAt(commit: string, dir: string): Promise<Bundle> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  await run('sh', ['-c', `git archive --format=tar ${commit} | tar -x -C "${dir}"`], { cwd: PROJECT_ROOT });
+  const archive = path.join(dir, 'tree.tar');
+  await run('git', ['archive', '--format=tar', '-o', archive, commit], { cwd: PROJECT_ROOT });
+  await run('tar', ['-xf', archive, '-C', dir]);
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
   const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dir, 'workflows', 'index.ts'), logger: quiet });
   const codePath = path.join(dir, 'bundle.js');

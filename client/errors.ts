@@ -46,7 +46,8 @@ export function explainError(error: unknown, context: { namespace: string; addre
     // The SDK raises this for every Query the worker failed; only a missing handler means
     // the workflow is something else. A session that failed to answer (say, a closed run
     // whose replay hit a nondeterminism error) is still a session.
-    if (/did not register a handler/i.test(error.message)) return { message: `that workflow is not an agent session (${firstLine(error.message)})`, exitCode: 1 };
+    // The wording of the TypeScript, Go, Java and Python SDKs' workers for an unknown Query.
+    if (/did not register a handler|unknown query ?type|query handler .* not found|expected but not found/i.test(error.message)) return { message: `that workflow is not an agent session (${firstLine(error.message)})`, exitCode: 1 };
     return { message: `the session could not answer: ${firstLine(error.message)}`, exitCode: 1 };
   }
   const grpc = grpcCodeOf(error);

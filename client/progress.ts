@@ -184,9 +184,12 @@ function spendLine(state: SessionState): string | undefined {
  */
 export async function followProgress(client: Client, handle: SessionHandle, done: Promise<unknown>, print: (line: string) => void, intervalMs = 500): Promise<void> {
   let finished = false;
-  void done.finally(() => {
+  // Both ways: `done` is the caller's to handle; a rejection left on a derived promise here
+  // would end the process with a stack trace instead of the caller's one line.
+  const stop = () => {
     finished = true;
-  });
+  };
+  void done.then(stop, stop);
   let last = '';
   while (!finished) {
     const lines = await readProgress(client, handle).then(

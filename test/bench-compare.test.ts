@@ -29,7 +29,6 @@ describe('npm run bench -- --compare REV', () => {
       expect(loop.workerCpuMsPerStep).toBeGreaterThan(0);
       expect(loop.serverCpuMsPerStep).toBeGreaterThan(0);
     }
-    expect(comparison.loops.floor.toFloor).toBe(1);
     expect(run.stdout).toMatch(/^HEAD .*\nworking tree .*\nfloor /m);
   }, 180_000);
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { startOtlpEndpoint } from './support/otlp-endpoint';
 
 const h = useAgentHarness();
 
@@ -37,9 +38,21 @@ describe('npm run client -- run', () => {
     },
   );
 
-  it('sends the prompt with the start: the session accepts it in its first workflow task, not after a second round trip', async () => {
+  it('sends the prompt with the start, in one request: the session accepts it in its first workflow task', async () => {
     const model = `echo-with-start-${Date.now()}`;
-    const out = JSON.parse((await run(['--prompt', 'at once', '--model', `anthropic:${model}`, '--json'])).stdout);
+    const endpoint = await startOtlpEndpoint();
+    let result;
+    try {
+      result = await run(['--prompt', 'at once', '--model', `anthropic:${model}`, '--json'], { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    } finally {
+      await endpoint.close();
+    }
+    // The client's own spans name its requests: one update-with-start, no start and no separate send.
+    const requests = endpoint.spans.filter((s) => s.service === 'durable-agent-client').map((s) => s.name);
+    expect(requests).toContain('UpdateWithStartWorkflow:send');
+    expect(requests).not.toContain('StartWorkflow:agentSession');
+    expect(requests).not.toContain('StartWorkflowUpdate:send');
+    const out = JSON.parse(result.stdout);
     const { events } = await h().client.workflow.getHandle(out.workflowId).fetchHistory();
     const accepted = (events ?? []).findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
     const tasksBefore = (events ?? []).slice(0, accepted).filter((e) => e.workflowTaskCompletedEventAttributes);

@@ -1,6 +1,6 @@
 import { bold, dim } from '../output';
 import { startSession, startSessionWithMessage, uiLink } from '../sessions';
-import { parseCommandArgs, printJson, withClient, type Command } from './command';
+import { parseCommandArgs, patiently, printJson, withClient, type Command } from './command';
 import { SESSION_OPTIONS, SESSION_OPTIONS_HELP, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
 
 export const startCommand: Command = {
@@ -14,7 +14,8 @@ export const startCommand: Command = {
     const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' } }, []);
     const options = sessionOptionsFrom(values, env);
     return withClient(env, async (client) => {
-      const started = values.prompt === undefined ? { handle: await startSession(client, env, options) } : await startSessionWithMessage(client, env, options, values.prompt);
+      const started =
+        values.prompt === undefined ? { handle: await startSession(client, env, options) } : await patiently(env, startSessionWithMessage(client, env, options, values.prompt));
       const { handle } = started;
       const ui = uiLink(env, handle.workflowId, handle.firstExecutionRunId);
       const updateId = 'updateId' in started ? started.updateId : undefined;

@@ -63,7 +63,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '  const started = await startSessionWithMessage(client, env, start, prompt);\n  const { handle } = started;\n  const waiting = started.turn();',
     replace: '  const handle = await startSession(client, env, start);\n  const waiting = sendAndWait(handle, prompt);',
     killers: ['test/client-run.test.ts'],
-    testNamePattern: 'with the start',
+    testNamePattern: 'with the start, in one request',
   },
   {
     name: 'status-published-every-step',
