@@ -11,6 +11,7 @@ import { stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
+import { TOOL_STEP_THEN_COMPACTED_ANSWER, turnShape } from './support/turn-shape';
 
 const h = useAgentHarness();
 
@@ -35,7 +36,6 @@ async function sessionAfterOneTurn(provider: Provider): Promise<{ model: string;
 /** Requests as `purpose reply`, for one exact expectation. */
 const shapes = (requests: RecordedRequest[]) => requests.map((r) => `${r.purpose} ${r.replyKind}`);
 
-const eventsOfTurn = (log: SessionEvent[], turn: number) => log.filter((e) => e.turn === turn);
 
 function expectNothingRefusedOrUnpaired(model: string): void {
   expect(h().llm.requests({ model, replyKind: 'unpaired' })).toEqual([]);
@@ -72,19 +72,7 @@ describe.each(PROVIDERS)('a context overflow on %s', (provider) => {
     const turn1End = log.find((e) => e.type === 'turn/end' && e.turn === 1);
     expect(compactions).toEqual([expect.objectContaining({ turn: 2, throughSeq: turn1End?.seq })]);
     // One step 2, whose LLM call answered after the compaction: the overflow left no failed step behind.
-    expect(eventsOfTurn(log, 2).map((e) => (e.type === 'step/start' || e.type === 'step/end' || e.type === 'assistant' ? `${e.type} ${e.step}` : e.type))).toEqual([
-      'turn/start',
-      'step/start 1',
-      'assistant 1',
-      'tool/call',
-      'tool/result',
-      'step/end 1',
-      'step/start 2',
-      'context/compacted',
-      'assistant 2',
-      'step/end 2',
-      'turn/end',
-    ]);
+    expect(turnShape(log, 2)).toEqual(TOOL_STEP_THEN_COMPACTED_ANSWER);
     expect(log.at(-1)).toMatchObject({ type: 'turn/end', turn: 2, status: 'completed' });
     // The UI shows the last compaction's tokens before and after as the session's current details.
     const { tokensBefore, tokensAfter } = compactions[0] as Extract<SessionEvent, { type: 'context/compacted' }>;

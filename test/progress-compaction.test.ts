@@ -1,21 +1,9 @@
 /** `watch` shows a running compaction as `compact`, not as the step's LLM call. */
 import { describe, expect, it } from 'vitest';
 import { describeProgress, type ActivityProgress } from '../client/progress';
-import type { SessionState } from '../contracts/api';
+import { runningState } from './support/running-state';
 
-const state = {
-  status: 'running',
-  model: 'anthropic:claude-sonnet-4-5',
-  turn: 4,
-  step: 1,
-  stepsTaken: 9,
-  phase: 'llm',
-  queued: 0,
-  retryPolicy: 'default',
-  pendingApprovals: [],
-  events: 40,
-  runs: 1,
-} as unknown as SessionState;
+const state = runningState({ turn: 4, step: 1, stepsTaken: 9, phase: 'llm' });
 
 const llmCall = (extra: Partial<ActivityProgress>): ActivityProgress => ({ activityType: 'callLlm', attempt: 1, maximumAttempts: 0, state: 'started', ...extra });
 

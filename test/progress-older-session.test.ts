@@ -5,21 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { describeProgress } from '../client/progress';
-import type { SessionState } from '../contracts/api';
+import { runningState } from './support/running-state';
 
-const olderState = {
-  status: 'running',
-  model: 'anthropic:claude-sonnet-4-5',
-  turn: 2,
-  step: 3,
-  stepsTaken: 7,
-  phase: 'tools',
-  queued: 0,
-  retryPolicy: 'default',
-  pendingApprovals: [],
-  events: 40,
-  runs: 1,
-} as unknown as SessionState;
+const olderState = runningState({ turn: 2, step: 3, stepsTaken: 7, phase: 'tools' });
 
 describe('progress of a session on an older worker version', () => {
   it('shows the step without its limit and no spend line', () => {
