@@ -30,14 +30,15 @@ const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: conso
 export async function buildBundles(): Promise<Bundles> {
   const started = performance.now();
   const dir = await mkdtemp(path.join(tmpdir(), 'agent-bench-'));
-  const build = async (name: string, workflowsPath: string): Promise<Bundle> => {
-    const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
-    const codePath = path.join(dir, `${name}.js`);
-    await writeFile(codePath, code);
-    return { code, codePath };
-  };
   // One after the other: in parallel they only fight over two cores.
-  const agent = await build('agent', WORKFLOWS_PATH);
-  const floor = await build('floor', FLOOR_WORKFLOWS_PATH);
+  const agent = await bundleTo(WORKFLOWS_PATH, path.join(dir, 'agent.js'));
+  const floor = await bundleTo(FLOOR_WORKFLOWS_PATH, path.join(dir, 'floor.js'));
   return { agent, floor, bundlingMs: performance.now() - started, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Bundles the workflows at `workflowsPath` and writes the code to `codePath`, for worker processes. */
+export async function bundleTo(workflowsPath: string, codePath: string): Promise<Bundle> {
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  await writeFile(codePath, code);
+  return { code, codePath };
 }

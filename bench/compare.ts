@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import type { BenchEnv } from './bench-env';
-import type { Bundle } from './bundles';
+import { bundleTo, type Bundle } from './bundles';
 import type { OverheadSettings } from './overhead';
 import { processCpuMs } from './process-cpu';
 import { llmStepStarts } from './scripted-turn';
@@ -48,7 +47,7 @@ export async function measureComparison(env: BenchEnv, rev: string, floor: Bench
   try {
     const revBundle = await bundleAt(commit, dir);
     const workers = { rev: await env.startWorker('agent', {}, revBundle), tree: await env.startWorker('agent'), floor };
-    const samples = { rev: newSamples(), tree: newSamples(), floor: newSamples() };
+    const samples: Record<'rev' | 'tree' | 'floor', TurnSample[]> = { rev: [], tree: [], floor: [] };
     await floor.probes(); // drop anything earlier
     const loops = ['rev', 'tree', 'floor'] as const;
     for (let round = 0; round < settings.warmupRuns + settings.runs; round++) {
@@ -97,10 +96,6 @@ interface TurnSample {
   serverCpuMs: number;
 }
 
-function newSamples(): TurnSample[] {
-  return [];
-}
-
 async function oneTurn(env: BenchEnv, loop: 'rev' | 'tree' | 'floor', worker: BenchWorker, steps: number): Promise<TurnSample> {
   const before = await Promise.all([processCpuMs(worker.pid), processCpuMs(env.server.pid)]);
   let starts: number[];
@@ -136,11 +131,7 @@ async function bundleAt(commit: string, dir: string): Promise<Bundle> {
   const archive = path.join(dir, 'tree.tar');
   await run('git', ['archive', '--format=tar', '-o', archive, commit], { cwd: PROJECT_ROOT });
   await run('tar', ['-xf', archive, '-C', dir]);
-  const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dir, 'workflows', 'index.ts'), logger: quiet });
-  const codePath = path.join(dir, 'bundle.js');
-  await writeFile(codePath, code);
-  return { code, codePath };
+  return bundleTo(path.join(dir, 'workflows', 'index.ts'), path.join(dir, 'bundle.js'));
 }
 
 function signed(value: number): string {

@@ -32,14 +32,16 @@ export interface StartedSession {
 
 /** Starts a session through its public interface (contracts/api.ts) and scripts its one turn. */
 export async function startSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, label = 'session'): Promise<StartedSession> {
+  const { model, workflowId } = scriptedSession(llm, steps, label);
+  const handle = await client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, { taskQueue, workflowId, args: [sessionInput(model, steps)] });
+  return { handle, model };
+}
+
+/** A model name of its own, its turn scripted, and the session id the benchmark gives it. */
+function scriptedSession(llm: ScriptedLlm, steps: number, label: string): { model: string; workflowId: string } {
   const model = uniqueModel(label);
   scriptTurn(llm, model, steps);
-  const handle = await client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
-    taskQueue,
-    workflowId: `bench-${model}`,
-    args: [sessionInput(model, steps)],
-  });
-  return { handle, model };
+  return { model, workflowId: `bench-${model}` };
 }
 
 /** Sends the turn's message (the `send` Update) and waits for its outcome. */
@@ -82,9 +84,7 @@ export async function endSession(handle: SessionHandle): Promise<void> {
  * (update-with-start), its turn, then `end`. `onStart` learns its workflow id first.
  */
 export async function runWholeSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, onStart: (workflowId: string) => void = () => {}): Promise<string> {
-  const model = uniqueModel('load');
-  scriptTurn(llm, model, steps);
-  const workflowId = `bench-${model}`;
+  const { model, workflowId } = scriptedSession(llm, steps, 'load');
   onStart(workflowId);
   const { handle, turn } = await startSessionWithMessage(client, { AGENT_TASK_QUEUE: taskQueue }, { ...sessionInput(model, steps), workflowId }, TURN_MESSAGE);
   answered(handle.workflowId, await turn());

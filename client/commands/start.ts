@@ -14,11 +14,11 @@ export const startCommand: Command = {
     const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' } }, []);
     const options = sessionOptionsFrom(values, env);
     return withClient(env, async (client) => {
-      const started =
-        values.prompt === undefined ? { handle: await startSession(client, env, options) } : await patiently(env, startSessionWithMessage(client, env, options, values.prompt));
-      const { handle } = started;
+      const { handle, updateId } =
+        values.prompt === undefined
+          ? { handle: await startSession(client, env, options), updateId: undefined }
+          : await patiently(env, startSessionWithMessage(client, env, options, values.prompt));
       const ui = uiLink(env, handle.workflowId, handle.firstExecutionRunId);
-      const updateId = 'updateId' in started ? started.updateId : undefined;
       if (values.json) {
         printJson({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId, ui, ...(updateId ? { updateId } : {}) });
       } else {
