@@ -5,7 +5,7 @@ import proto, { type google, type temporal } from '@temporalio/proto';
 import { stateQuery, type SessionState } from '../contracts/api';
 import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import type { LlmHeartbeat } from '../contracts/llm-call';
-import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
+import { policyInForce } from '../contracts/retry-policy';
 import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
 
@@ -149,8 +149,7 @@ export function describeProgress(progress: Progress, now: number): string[] {
  * itself stops at the live one, which is what a person watching wants to read.
  */
 function llmAttempts(policy: SessionState['retryPolicy']): number {
-  if (policy === null) return 1;
-  return (policy === 'default' ? DEFAULT_RETRY_POLICY : policy).maxRetries + 1;
+  return (policyInForce(policy)?.maxRetries ?? 0) + 1;
 }
 
 /**

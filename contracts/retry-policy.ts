@@ -55,6 +55,11 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
 export const SessionRetryPolicySchema = RetryPolicySchema.nullable();
 export type SessionRetryPolicy = RetryPolicy | null;
 
+/** The policy a session runs with: its own, or the default ladder when it kept the default. */
+export function policyInForce(policy: SessionRetryPolicy | 'default'): SessionRetryPolicy {
+  return policy === 'default' ? DEFAULT_RETRY_POLICY : policy;
+}
+
 /**
  * The Temporal retry policy for one LLM call. The activity steers every retry itself
  * with `nextRetryDelay` (jitter, server-stated floors) and stops the ladder with a

@@ -1,6 +1,6 @@
 import { upsertSearchAttributes, type CancellationScope } from '@temporalio/workflow';
 import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } from '../contracts/api';
-import { DEFAULT_RETRY_POLICY, type SessionRetryPolicy } from '../contracts/retry-policy';
+import { policyInForce, type SessionRetryPolicy } from '../contracts/retry-policy';
 import { AgentCostUsd, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
 import type { SessionEvent } from '../contracts/session-log';
 import { NO_USAGE, usageOf } from '../contracts/conversation';
@@ -98,7 +98,7 @@ export class SessionState {
   }
 
   livePolicy(): SessionRetryPolicy {
-    return this.retryPolicy === 'default' ? DEFAULT_RETRY_POLICY : this.retryPolicy;
+    return policyInForce(this.retryPolicy);
   }
 
   enqueue(text: string): number {
