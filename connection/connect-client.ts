@@ -1,8 +1,6 @@
 import { Connection } from '@temporalio/client';
 import type { TemporalConnectionConfig } from './connection-config';
-import { ConnectionFailedError } from './errors';
-import { explainConnectFailure } from './explain-connect-failure';
-import { diagnoseTls } from './tls-diagnosis';
+import { connectionFailure } from './connection-failure';
 
 /**
  * A client connection (`@temporalio/client`), for the CLI, `npm start` and the benchmark.
@@ -13,7 +11,6 @@ export async function connectClientConnection(config: TemporalConnectionConfig, 
   try {
     return await Connection.connect({ ...config.options, connectTimeout: connectTimeoutMs });
   } catch (error) {
-    const tlsReason = config.security === 'plaintext' ? undefined : await diagnoseTls(config);
-    throw new ConnectionFailedError(explainConnectFailure(config, tlsReason === undefined ? error : new Error(tlsReason)));
+    throw await connectionFailure(config, error);
   }
 }

@@ -1,7 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import type { TemporalConnectionConfig } from './connection-config';
-import { ConnectionFailedError } from './errors';
-import { explainConnectFailure } from './explain-connect-failure';
+import { connectionFailure } from './connection-failure';
 
 /**
  * The worker's connection (`@temporalio/worker`, the Rust core). A separate file from the
@@ -11,6 +10,6 @@ export async function connectWorkerConnection(config: TemporalConnectionConfig):
   try {
     return await NativeConnection.connect(config.options);
   } catch (error) {
-    throw new ConnectionFailedError(explainConnectFailure(config, error));
+    throw await connectionFailure(config, error);
   }
 }
