@@ -55,6 +55,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  return false;',
     killers: ['test/long-session.test.ts'],
     testNamePattern: 'above the window|compacts when',
+    slow: true,
   },
   {
     name: 'run-sends-after-start',
@@ -197,6 +198,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '        const details: LlmFailureDetails = {\n          provider,\n',
     replace: '        const details: LlmFailureDetails = {\n          provider: `${provider} ${endpoint.apiKey}`,\n',
     killers: ['test/secrets.test.ts'],
+    slow: true,
   },
   {
     name: 'retries-back-after-continue-as-new',
@@ -269,6 +271,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    if (admission.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, admission.waitMs));',
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'jitter wait of a retry after a lost attempt',
+    slow: true,
   },
   {
     name: 'no-wait-cap',
