@@ -13,6 +13,7 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import { startLocalAgent, type LocalAgent } from '../test/support/local-agent';
+import { turnThatRead } from '../test/support/turn-that-read';
 import { findFreePort, startDevServer } from './dev-server';
 import { PROJECT_ROOT } from './temporal-binaries';
 
@@ -279,6 +280,55 @@ const SCENARIOS: Record<string, Scenario> = {
     await sendAndWait(handle, 'sure?');
     await endSession(handle);
     return handle.workflowId;
+  },
+  /**
+   * A fork whose first request is under `compactAt` of the window but leaves the answer too
+   * little of it: the step compacts first (`compact-for-answer-room`), its call scheduled
+   * under an id naming the cut (`compaction-activity-id`).
+   */
+  'compaction-answer-room': async (agent) => {
+    agent.llm.script('compaction-answer-room', { kind: 'text', text: 'Room enough.' });
+    agent.llm.scriptCompaction('compaction-answer-room', { kind: 'text', text: 'The user had a file of q read.' });
+    // About 5 000 tokens of a 10 000-token window: under 0.75 of it, but 5 000 + 6 000 passes it.
+    const session = await start(agent, 'compaction-answer-room', { contextWindow: 10_000, maxTokens: 6_000, fork: { fromWorkflowId: 'golden-source', events: turnThatRead('q'.repeat(20_000)) } });
+    await sendAndWait(session, 'what was in it?');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /**
+   * A compaction that spends past the session's hard limit: the step's own call is then
+   * refused, and the turn fails `budget_exceeded` (`compaction-budget`).
+   */
+  'compaction-past-budget': async (agent) => {
+    agent.llm.scriptCompaction('compaction-past-budget', { kind: 'text', text: 'A costly summary.', usage: { inputTokens: 100_000, outputTokens: 5 } });
+    const session = await start(agent, 'compaction-past-budget', {
+      contextWindow: 8_000,
+      budgetTokens: 50_000,
+      fork: { fromWorkflowId: 'golden-source', events: turnThatRead('q'.repeat(28_000)) },
+    });
+    await sendAndWait(session, 'what was in it?');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /**
+   * The compaction before continue-as-new fails while a message waits: the session runs that
+   * message instead of continuing at once (`recheck-after-carry-compaction`), then compacts
+   * at the next cut and continues. Its tail is above the 1 MiB a run carries uncompacted.
+   */
+  'carry-compaction-recheck': async (agent) => {
+    const model = 'carry-compaction-recheck';
+    agent.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_carry_1', name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'Two.' }, { kind: 'text', text: 'Answered meanwhile.' });
+    agent.llm.scriptCompaction(model, { kind: 'status', status: 400, hold: true }, { kind: 'text', text: 'The user had a large file read, then asked twice more.' });
+    const session = await start(agent, model, { continueAsNewAfterEvents: 20, fork: { fromWorkflowId: 'golden-source', events: turnThatRead('x'.repeat(1_100_000)) } });
+    await sendAndWait(session, 'what is 1+1?');
+    await agent.llm.waitForRequests(1, { model, purpose: 'compact' });
+    const meanwhile = sendAndWait(session, 'sent during the compaction');
+    await waitUntil('the message queued', async () => (await session.query(stateQuery)).queued === 1);
+    agent.llm.release(model);
+    await meanwhile;
+    await waitUntil('a second run', async () => (await session.describe()).runId !== session.firstExecutionRunId);
+    await endSession(session);
+    return { workflowId: session.workflowId, runId: session.firstExecutionRunId };
   },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {

@@ -3,34 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { endSession, forkSession, readLatestRunLog, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { sessionTools } from '../client/session-tools';
 import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../contracts/api';
-import type { AssistantMessage } from '../contracts/messages';
-import type { SessionEvent } from '../contracts/session-log';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
+import { turnThatRead } from './support/turn-that-read';
 
 const h = useAgentHarness();
-
-const usage = { inputTokens: 10, outputTokens: 2 };
-const calling: AssistantMessage = { role: 'assistant', text: '', toolCalls: [{ id: 'toolu_big', name: 'read_file', input: { path: 'big.txt' } }], stopReason: 'tool_use', usage };
-// The provider counted the big result in the answer's input: the next request's estimate starts from it.
-const answering = (text: string, inputTokens: number): AssistantMessage => ({ role: 'assistant', text, toolCalls: [], stopReason: 'end_turn', usage: { inputTokens, outputTokens: 5 } });
-
-/** One ended turn that read a file of `content`, as a fork is given it. */
-function turnThatRead(content: string, question = 'read big.txt'): SessionEvent[] {
-  const events = [
-    { type: 'turn/start', turn: 1, text: question },
-    { type: 'step/start', turn: 1, step: 1, model: 'anthropic:m' },
-    { type: 'assistant', turn: 1, step: 1, message: calling },
-    { type: 'tool/call', turn: 1, step: 1, callId: 'toolu_big', name: 'read_file', input: { path: 'big.txt' } },
-    { type: 'tool/result', turn: 1, step: 1, callId: 'toolu_big', name: 'read_file', code: 'ok', content },
-    { type: 'step/end', turn: 1, step: 1, status: 'completed' },
-    { type: 'step/start', turn: 1, step: 2, model: 'anthropic:m' },
-    { type: 'assistant', turn: 1, step: 2, message: answering('I read it.', Math.ceil(content.length / 4)) },
-    { type: 'step/end', turn: 1, step: 2, status: 'completed' },
-    { type: 'turn/end', turn: 1, status: 'completed', reason: 'answered' },
-  ];
-  return events.map((e, seq) => ({ ...e, seq, at: 0 }) as SessionEvent);
-}
 
 /** The input a run of the session was started with, as its history holds it. */
 async function runInput(client: Client, workflowId: string, runId?: string): Promise<SessionInput> {

@@ -21,7 +21,10 @@ export const GOLDEN_SHAPES = [
   'compaction',
   'compacted-continued',
   'status-per-turn',
+  'compaction-answer-room',
+  'compaction-past-budget',
+  'carry-compaction-recheck',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
-export const COMPACTING_SHAPES = ['compaction', 'compacted-continued'] as const satisfies readonly (typeof GOLDEN_SHAPES)[number][];
+export const COMPACTING_SHAPES = ['compaction', 'compacted-continued', 'compaction-answer-room', 'compaction-past-budget'] as const satisfies readonly (typeof GOLDEN_SHAPES)[number][];
