@@ -34,13 +34,20 @@ export class BudgetGuard {
   }
 
   /**
-   * Resolves when the next LLM call may be made. Throws `budget_exceeded` (never retried)
-   * when a limit is reached, or when a human denies going on past the soft limit.
+   * Before an LLM call. Throws `budget_exceeded` (never retried) when a hard limit is
+   * reached. Past the soft limit it answers the wait for a human to approve going on, which
+   * rejects with `budget_exceeded` when they deny it. Otherwise, as for most calls, there is
+   * nothing to wait for, and it answers undefined rather than a resolved promise: the
+   * sandbox records a stack trace for every promise a workflow makes.
    */
-  async admit(turn: number, step: number, spend: () => Spend): Promise<void> {
+  admit(turn: number, step: number, spend: () => Spend): Promise<void> | undefined {
     this.#refuseOver(spend(), 1);
     const { warnAt } = this.#budget;
-    if (warnAt === undefined || this.#warningApproved || !this.#over(spend(), warnAt)) return;
+    if (warnAt === undefined || this.#warningApproved || !this.#over(spend(), warnAt)) return undefined;
+    return this.#approveGoingOn(turn, step, spend, warnAt);
+  }
+
+  async #approveGoingOn(turn: number, step: number, spend: () => Spend, warnAt: number): Promise<void> {
     const percent = Math.round(warnAt * 100);
     const denied = await this.approvals.request(turn, step, { id: BUDGET_APPROVAL_ID, name: 'budget', input: { ...this.#budget } }, `budget ${percent} % · approval`);
     this.approvals.forget(BUDGET_APPROVAL_ID);
