@@ -3,7 +3,7 @@ import { openSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { WorkerMessageSchema, type WorkerChildConfig, type WorkerMessage, type WorkerStats } from './worker-protocol';
 
-const CHILD = path.join(import.meta.dirname, 'worker-child.ts');
+const CHILD = path.join(import.meta.dirname, 'worker-child-launch.js');
 
 /** Start-up includes tsx compiling the worker's sources and connecting; a busy 2-core machine needs seconds. */
 const READY_TIMEOUT_MS = 60_000;
@@ -31,7 +31,7 @@ export interface BenchWorker {
 export async function spawnBenchWorker(config: WorkerChildConfig, logFile: string, cpuProfDir?: string): Promise<BenchWorker> {
   const log = openSync(logFile, 'a');
   const child = fork(CHILD, [JSON.stringify(config)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
+    execArgv: ['--expose-gc', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
     stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
