@@ -1,19 +1,12 @@
-import { execFile } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../scripts/temporal-binaries';
 import type { BenchEnv } from './bench-env';
-import { bundleTo, type Bundle } from './bundles';
 import type { OverheadSettings } from './overhead';
 import { processCpuMs } from './process-cpu';
+import { revisionBundle } from './revision-bundle';
 import { llmStepStarts } from './scripted-turn';
 import { intervals, median, round, summarizeRuns } from './stats';
 import { table } from './table';
 import { endSession, runFloor, runSessionTurn } from './temporal-runs';
 import type { BenchWorker } from './worker-handle';
-
-const run = promisify(execFile);
 
 /** One loop's figures in a comparison: medians over its measured turns. */
 export interface CompareLoop {
@@ -42,11 +35,9 @@ export interface CompareResult {
  * tree's. Each loop has its own worker process, so its CPU is its own.
  */
 export async function measureComparison(env: BenchEnv, rev: string, floor: BenchWorker, settings: OverheadSettings): Promise<CompareResult> {
-  const commit = await commitOf(rev);
-  const dir = path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}`);
+  const { commit, bundle, remove } = await revisionBundle(rev);
   try {
-    const revBundle = await bundleAt(commit, dir);
-    const workers = { rev: await env.startWorker('agent', {}, revBundle), tree: await env.startWorker('agent'), floor };
+    const workers = { rev: await env.startWorker('agent', {}, bundle), tree: await env.startWorker('agent'), floor };
     const samples: Record<'rev' | 'tree' | 'floor', TurnSample[]> = { rev: [], tree: [], floor: [] };
     await floor.probes(); // drop anything earlier
     const loops = ['rev', 'tree', 'floor'] as const;
@@ -73,7 +64,7 @@ export async function measureComparison(env: BenchEnv, rev: string, floor: Bench
     };
     return { rev, commit, settings, loops: { rev: figures('rev'), tree: figures('tree'), floor: figures('floor') } };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await remove();
   }
 }
 
@@ -111,27 +102,6 @@ async function oneTurn(env: BenchEnv, loop: 'rev' | 'tree' | 'floor', worker: Be
   const delta = (i: 0 | 1) => (after[i] ?? Number.NaN) - (before[i] ?? Number.NaN);
   if (starts.length !== steps) throw new Error(`bench --compare: the ${loop} turn took ${starts.length} steps instead of ${steps}`);
   return { intervals: intervals(starts), workerCpuMs: delta(0), serverCpuMs: delta(1) };
-}
-
-/** The commit a revision names; an unknown one is a one-line error. */
-async function commitOf(rev: string): Promise<string> {
-  const { stdout } = await run('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: PROJECT_ROOT }).catch(() => {
-    throw new Error(`bench: --compare ${rev}: not a commit of this repository`);
-  });
-  return stdout.trim();
-}
-
-/**
- * The workflow bundle of a commit: its tree, extracted inside the project so its imports of
- * zod and the SDK resolve from the project's node_modules, as the working tree's do.
- */
-async function bundleAt(commit: string, dir: string): Promise<Bundle> {
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const archive = path.join(dir, 'tree.tar');
-  await run('git', ['archive', '--format=tar', '-o', archive, commit], { cwd: PROJECT_ROOT });
-  await run('tar', ['-xf', archive, '-C', dir]);
-  return bundleTo(path.join(dir, 'workflows', 'index.ts'), path.join(dir, 'bundle.js'));
 }
 
 function signed(value: number): string {

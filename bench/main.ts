@@ -4,10 +4,11 @@
  * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
  * code at CI scale; `--out FILE` writes the JSON there instead; `--only long-session` runs
  * that benchmark by itself; `--compare REV` compares the session workflow of a git revision
- * with the working tree's, turn by turn in one run.
+ * with the working tree's, turn by turn in one run, and `--compare REV --replay` its own CPU
+ * by replaying the recorded histories under both, without a server.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +19,8 @@ import { startScriptedLlm } from '../scripts/scripted-llm/server';
 import { DEFAULT_DYNAMIC_CONFIG } from '../scripts/dev-server';
 import { temporalCliPath } from '../scripts/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
-import { buildBundles } from './bundles';
+import { buildBundles, bundleTo } from './bundles';
+import { WORKFLOWS_PATH } from '../worker/create-worker';
 import { measureCliSpeed } from './cli-speed';
 import { formatComparison, measureComparison } from './compare';
 import { measureHistoryGrowth } from './history-growth';
@@ -29,6 +31,7 @@ import { parseBenchArgs, SCALES } from './options';
 import { measureOverhead } from './overhead';
 import { formatReport } from './report';
 import { measureReplay } from './replay';
+import { formatReplayComparison, measureReplayComparison } from './replay-compare';
 import type { BenchResult } from './result';
 import { round } from './stats';
 import { checkTargets } from './targets';
@@ -48,6 +51,25 @@ async function main(): Promise<void> {
   const date = new Date().toISOString();
   const loadBefore = load();
   const progress = (line: string) => console.error(`bench: ${line}`);
+
+  if (args.compare !== undefined && args.replay) {
+    progress(`replaying the recorded histories under the session workflow of ${args.compare} and the working tree's (no server)`);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-replay-'));
+    try {
+      const tree = await bundleTo(WORKFLOWS_PATH, path.join(dir, 'agent.js'));
+      const comparison = await measureReplayComparison(args.compare, tree, scale.replayCompare);
+      const machine = machineOf(date, loadBefore);
+      const file = args.out ?? path.join(RESULTS_DIR, `bench-replay-compare-${date.replace(/[:.]/g, '-')}.json`);
+      await mkdir(RESULTS_DIR, { recursive: true });
+      await writeFile(file, `${JSON.stringify({ scale: scaleName, machine, comparison }, null, 2)}\n`);
+      console.log(`Benchmark (replay comparison) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
+      console.log(formatReplayComparison(comparison));
+      console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    return;
+  }
 
   // This run's logs only: the dev server's and the worker processes' output, for post-mortems.
   await mkdir(RESULTS_DIR, { recursive: true });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { LongSessionSettings } from './long-session-result';
+import type { ReplayCompareSettings } from './replay-compare';
 
 /**
  * How big each measurement is. `full` is what `npm run bench` runs (minutes) and what the
@@ -23,6 +24,8 @@ export interface BenchScale {
   sweep?: { runs: number; steps: number; windowMs: number };
   /** A session of hundreds of turns that compacts and continues as new; skipped when absent. */
   longSession?: LongSessionSettings;
+  /** `--compare REV --replay`: blocks of replays of the recorded histories under each bundle. */
+  replayCompare: ReplayCompareSettings;
 }
 
 export const SCALES: Record<'full' | 'quick', BenchScale> = {
@@ -35,6 +38,7 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     sweep: { runs: 5, steps: 11, windowMs: 6_000 },
     // About 6 MiB of log: 300 turns reading 20 KiB each, under a 32 000-token window.
     longSession: { turns: 300, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 2_000 },
+    replayCompare: { rounds: 8, replaysPerBlock: 40 },
   },
   quick: {
     overhead: { steps: 6, runs: 3, warmupRuns: 1 },
@@ -44,6 +48,7 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     memory: { sessions: 10, stepsPerSession: 2 },
     // Seconds: four runs and a few compactions, the same code as the full case.
     longSession: { turns: 24, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 200 },
+    replayCompare: { rounds: 2, replaysPerBlock: 4 },
   },
 };
 
@@ -67,6 +72,11 @@ export const BenchArgsSchema = z.strictObject({
    */
   compare: z.string().min(1, { error: '--compare needs a git revision, such as HEAD~1' }).optional(),
   /**
+   * `--replay`, with `--compare REV`: the workflow's own CPU only, from replays of the
+   * recorded histories under each bundle, with no server (bench/replay-compare.ts).
+   */
+  replay: z.boolean(),
+  /**
    * Extra dynamic config for the benchmark's dev server, over the project's own
    * (DEFAULT_DYNAMIC_CONFIG), e.g. to measure a server setting before adopting it.
    */
@@ -74,12 +84,12 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --compare REV, --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --compare REV [--replay], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV [--replay]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
-  const raw: Record<string, unknown> = { quick: false, sweep: true, serverConfig };
+  const raw: Record<string, unknown> = { quick: false, sweep: true, replay: false, serverConfig };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') raw.quick = true;
@@ -89,6 +99,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     else if (arg === '--cpu-prof') raw.cpuProf = argv[++i];
     else if (arg === '--only') raw.only = argv[++i];
     else if (arg === '--compare') raw.compare = argv[++i] ?? '';
+    else if (arg === '--replay') raw.replay = true;
     else if (arg === '--server-config') {
       const pair = argv[++i] ?? '';
       const eq = pair.indexOf('=');
@@ -102,5 +113,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   }
   const parsed = BenchArgsSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`bench: ${z.prettifyError(parsed.error)}`);
+  if (parsed.data.replay && parsed.data.compare === undefined) throw new Error('bench: --replay goes with --compare REV (it compares two bundles)');
   return parsed.data;
 }

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CompareResult } from '../bench/compare';
+import type { ReplayCompareResult } from '../bench/replay-compare';
 import { parseBenchArgs } from '../bench/options';
 import { runEntry } from './support/cli';
 
@@ -39,7 +40,47 @@ describe('npm run bench -- --compare REV', () => {
   }, 90_000);
 
   it('reads --compare, and refuses it without a revision', () => {
-    expect(parseBenchArgs(['--compare', 'HEAD~1'])).toMatchObject({ compare: 'HEAD~1' });
+    expect(parseBenchArgs(['--compare', 'HEAD~1'])).toMatchObject({ compare: 'HEAD~1', replay: false });
     expect(() => parseBenchArgs(['--compare'])).toThrow(/--compare needs a git revision/);
+  });
+});
+
+describe('npm run bench -- --compare REV --replay', () => {
+  it('replays every recorded history under both bundles, in blocks of each, and reports the CPU per replay', async () => {
+    const replayOut = path.join(tmpdir(), `bench-replay-compare-${randomUUID()}.json`);
+    try {
+      const run = await runEntry('bench/main.ts', ['--quick', '--compare', 'HEAD', '--replay', '--out', replayOut], {}, 150_000);
+      expect(run.code, run.stderr.slice(-2_000)).toBe(0);
+      const { comparison } = JSON.parse(await readFile(replayOut, 'utf8')) as { comparison: ReplayCompareResult };
+      const recorded = (await readdir(path.join(import.meta.dirname, 'fixtures', 'histories'))).filter((f) => f.endsWith('.json'));
+      // HEAD's workflows replay every history the working tree's do: none is left out.
+      expect(comparison.histories).toHaveLength(recorded.length);
+      expect(comparison.skipped).toEqual([]);
+      expect(comparison.blocks.rev).toHaveLength(2);
+      expect(comparison.blocks.tree).toHaveLength(2);
+      expect(comparison.medianCpuMs.rev).toBeGreaterThan(0);
+      expect(comparison.medianCpuMs.tree).toBeGreaterThan(0);
+      expect(run.stdout).toMatch(/^HEAD .*\nworking tree .*\n {3}working tree ÷ HEAD: \d/m);
+    } finally {
+      await rm(replayOut, { force: true });
+    }
+  }, 180_000);
+
+  it('leaves out, by name, a recorded history the revision\'s workflows do not replay', async () => {
+    const replayOut = path.join(tmpdir(), `bench-replay-compare-${randomUUID()}.json`);
+    try {
+      // The commit before the status-per-turn patch cannot replay what was recorded with it.
+      const run = await runEntry('bench/main.ts', ['--quick', '--compare', 'c913823~1', '--replay', '--out', replayOut], {}, 150_000);
+      expect(run.code, run.stderr.slice(-2_000)).toBe(0);
+      const { comparison } = JSON.parse(await readFile(replayOut, 'utf8')) as { comparison: ReplayCompareResult };
+      expect(comparison.skipped.map((s) => s.history)).toContain('status-per-turn');
+      expect(comparison.histories).not.toContain('status-per-turn');
+    } finally {
+      await rm(replayOut, { force: true });
+    }
+  }, 180_000);
+
+  it('is refused without --compare', () => {
+    expect(() => parseBenchArgs(['--replay'])).toThrow(/^bench: --replay goes with --compare REV/);
   });
 });

@@ -1,0 +1,107 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import type { Bundle } from './bundles';
+import { median, round } from './stats';
+import { revisionBundle } from './revision-bundle';
+import { table } from './table';
+
+const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'fixtures', 'histories');
+
+export interface ReplayCompareSettings {
+  /** Rounds of one block per bundle, in an order that flips each round. */
+  rounds: number;
+  /** Replays per block: the recorded histories, taken in turn. */
+  replaysPerBlock: number;
+}
+
+export interface ReplayCompareResult {
+  rev: string;
+  commit: string;
+  settings: ReplayCompareSettings;
+  /** The recorded histories both bundles replay; the others are named with the error. */
+  histories: string[];
+  skipped: { history: string; error: string }[];
+  /** Process CPU ms per replay, one figure per block. */
+  blocks: { rev: number[]; tree: number[] };
+  medianCpuMs: { rev: number; tree: number };
+  /** Working tree ÷ revision. */
+  ratio: number;
+}
+
+type Named = { workflowId: string; history: ReturnType<typeof historyFromJSON> };
+
+/**
+ * `--compare REV --replay`: what the session workflow's own code costs at a revision against
+ * the working tree, without a server. The recorded histories are replayed under each bundle
+ * in blocks that alternate, and each block's process CPU per replay is its figure. A replay
+ * runs what a live run runs in the sandbox (module set-up, the log, the scheduler, the
+ * promises), with none of the server's, the activities' or the network's time, so a change
+ * to workflows/ shows here when it is below what `--compare` resolves.
+ */
+export async function measureReplayComparison(rev: string, tree: Bundle, settings: ReplayCompareSettings): Promise<ReplayCompareResult> {
+  const { commit, bundle, remove } = await revisionBundle(rev);
+  try {
+    const recorded = await recordedHistories();
+    const skipped: ReplayCompareResult['skipped'] = [];
+    const usable: Named[] = [];
+    for (const named of recorded) {
+      const error = (await replayError(bundle, named)) ?? (await replayError(tree, named));
+      if (error === undefined) usable.push(named);
+      else skipped.push({ history: named.workflowId, error });
+    }
+    if (usable.length === 0) throw new Error(`bench: --compare ${rev} --replay: no recorded history replays under both bundles`);
+    const blocks = { rev: [] as number[], tree: [] as number[] };
+    const bundles = { rev: bundle, tree };
+    for (let r = 0; r < settings.rounds; r++) {
+      const order = r % 2 === 0 ? (['rev', 'tree'] as const) : (['tree', 'rev'] as const);
+      for (const which of order) blocks[which].push(await cpuPerReplay(bundles[which], usable, settings.replaysPerBlock));
+    }
+    const medianCpuMs = { rev: round(median(blocks.rev), 2), tree: round(median(blocks.tree), 2) };
+    return { rev, commit, settings, histories: usable.map((h) => h.workflowId), skipped, blocks, medianCpuMs, ratio: round(medianCpuMs.tree / medianCpuMs.rev, 3) };
+  } finally {
+    await remove();
+  }
+}
+
+export function formatReplayComparison(result: ReplayCompareResult): string {
+  const { rev, commit, settings, blocks, medianCpuMs, ratio } = result;
+  const row = (name: string, figures: number[], med: number) => [name, med, round(Math.min(...figures), 1), round(Math.max(...figures), 1)];
+  return [
+    `Replay comparison: the session workflow of ${rev} (${commit.slice(0, 12)}) against the working tree's, ${result.histories.length} recorded histories replayed ${settings.replaysPerBlock} at a time, ${settings.rounds} blocks each in alternating order:`,
+    table(['bundle', 'CPU ms / replay (median)', 'fastest block', 'slowest block'], [row(rev, blocks.rev, medianCpuMs.rev), row('working tree', blocks.tree, medianCpuMs.tree)]),
+    `   working tree ÷ ${rev}: ${ratio}`,
+    ...(result.skipped.length === 0 ? [] : [`   not replayed by both (left out): ${result.skipped.map((s) => s.history).join(', ')}`]),
+  ].join('\n');
+}
+
+async function recordedHistories(): Promise<Named[]> {
+  const files = (await readdir(HISTORIES_DIR)).filter((f) => f.endsWith('.json')).sort();
+  return Promise.all(
+    files.map(async (file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8'))) })),
+  );
+}
+
+async function replayError(bundle: Bundle, named: Named): Promise<string | undefined> {
+  return Worker.runReplayHistory({ workflowBundle: { code: bundle.code } }, named.history, named.workflowId).then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error)),
+  );
+}
+
+/** One block: `count` replays, the histories in turn, and the process's CPU per replay. */
+async function cpuPerReplay(bundle: Bundle, histories: readonly Named[], count: number): Promise<number> {
+  // Each replay under an id of its own: one replay worker runs the whole block.
+  const batch = Array.from({ length: count }, (_, i) => {
+    const named = histories[i % histories.length] as Named;
+    return { ...named, workflowId: `${named.workflowId}-${i}` };
+  });
+  const before = process.cpuUsage();
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { code: bundle.code } }, batch)) {
+    if (result.error) throw new Error(`bench: replaying ${result.workflowId} failed: ${result.error.message}`);
+  }
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / count;
+}

@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { bundleTo, type Bundle } from './bundles';
+
+const run = promisify(execFile);
+
+/** The workflow bundle of a git revision, and the tree it was built from until `remove`. */
+export interface RevisionBundle {
+  /** The commit the revision names. */
+  commit: string;
+  bundle: Bundle;
+  remove(): Promise<void>;
+}
+
+/**
+ * Bundles the workflows of a revision: its tree is extracted inside the project, so its
+ * imports of zod and the SDK resolve from the project's node_modules as the working tree's
+ * do. An unknown revision is a one-line error.
+ */
+export async function revisionBundle(rev: string): Promise<RevisionBundle> {
+  const commit = await commitOf(rev);
+  const dir = path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}`);
+  const remove = () => rm(dir, { recursive: true, force: true });
+  try {
+    await remove();
+    await mkdir(dir, { recursive: true });
+    const archive = path.join(dir, 'tree.tar');
+    await run('git', ['archive', '--format=tar', '-o', archive, commit], { cwd: PROJECT_ROOT });
+    await run('tar', ['-xf', archive, '-C', dir]);
+    const bundle = await bundleTo(path.join(dir, 'workflows', 'index.ts'), path.join(dir, 'bundle.js'));
+    return { commit, bundle, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
+
+async function commitOf(rev: string): Promise<string> {
+  const { stdout } = await run('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: PROJECT_ROOT }).catch(() => {
+    throw new Error(`bench: --compare ${rev}: not a commit of this repository`);
+  });
+  return stdout.trim();
+}
