@@ -45,39 +45,38 @@ describe('npm run bench -- --compare REV', () => {
   });
 });
 
+/** `bench/main.ts --quick --compare REV --replay`, its exit status and output, and the comparison it wrote. */
+async function replayComparison(rev: string) {
+  const file = path.join(tmpdir(), `bench-replay-compare-${randomUUID()}.json`);
+  try {
+    const run = await runEntry('bench/main.ts', ['--quick', '--compare', rev, '--replay', '--out', file], {}, 150_000);
+    expect(run.code, run.stderr.slice(-2_000)).toBe(0);
+    const { comparison } = JSON.parse(await readFile(file, 'utf8')) as { comparison: ReplayCompareResult };
+    return { stdout: run.stdout, comparison };
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
 describe('npm run bench -- --compare REV --replay', () => {
   it('replays every recorded history under both bundles, in blocks of each, and reports the CPU per replay', async () => {
-    const replayOut = path.join(tmpdir(), `bench-replay-compare-${randomUUID()}.json`);
-    try {
-      const run = await runEntry('bench/main.ts', ['--quick', '--compare', 'HEAD', '--replay', '--out', replayOut], {}, 150_000);
-      expect(run.code, run.stderr.slice(-2_000)).toBe(0);
-      const { comparison } = JSON.parse(await readFile(replayOut, 'utf8')) as { comparison: ReplayCompareResult };
-      const recorded = (await readdir(path.join(import.meta.dirname, 'fixtures', 'histories'))).filter((f) => f.endsWith('.json'));
-      // HEAD's workflows replay every history the working tree's do: none is left out.
-      expect(comparison.histories).toHaveLength(recorded.length);
-      expect(comparison.skipped).toEqual([]);
-      expect(comparison.blocks.rev).toHaveLength(2);
-      expect(comparison.blocks.tree).toHaveLength(2);
-      expect(comparison.medianCpuMs.rev).toBeGreaterThan(0);
-      expect(comparison.medianCpuMs.tree).toBeGreaterThan(0);
-      expect(run.stdout).toMatch(/^HEAD .*\nworking tree .*\n {3}working tree ÷ HEAD: \d/m);
-    } finally {
-      await rm(replayOut, { force: true });
-    }
+    const { stdout, comparison } = await replayComparison('HEAD');
+    const recorded = (await readdir(path.join(import.meta.dirname, 'fixtures', 'histories'))).filter((f) => f.endsWith('.json'));
+    // HEAD's workflows replay every history the working tree's do: none is left out.
+    expect(comparison.histories).toHaveLength(recorded.length);
+    expect(comparison.skipped).toEqual([]);
+    expect(comparison.blocks.rev).toHaveLength(2);
+    expect(comparison.blocks.tree).toHaveLength(2);
+    expect(comparison.medianCpuMs.rev).toBeGreaterThan(0);
+    expect(comparison.medianCpuMs.tree).toBeGreaterThan(0);
+    expect(stdout).toMatch(/^HEAD .*\nworking tree .*\n {3}working tree ÷ HEAD: \d/m);
   }, 180_000);
 
   it('leaves out, by name, a recorded history the revision\'s workflows do not replay', async () => {
-    const replayOut = path.join(tmpdir(), `bench-replay-compare-${randomUUID()}.json`);
-    try {
-      // The commit before the status-per-turn patch cannot replay what was recorded with it.
-      const run = await runEntry('bench/main.ts', ['--quick', '--compare', 'c913823~1', '--replay', '--out', replayOut], {}, 150_000);
-      expect(run.code, run.stderr.slice(-2_000)).toBe(0);
-      const { comparison } = JSON.parse(await readFile(replayOut, 'utf8')) as { comparison: ReplayCompareResult };
-      expect(comparison.skipped.map((s) => s.history)).toContain('status-per-turn');
-      expect(comparison.histories).not.toContain('status-per-turn');
-    } finally {
-      await rm(replayOut, { force: true });
-    }
+    // The commit before the status-per-turn patch cannot replay what was recorded with it.
+    const { comparison } = await replayComparison('c913823~1');
+    expect(comparison.skipped.map((s) => s.history)).toContain('status-per-turn');
+    expect(comparison.histories).not.toContain('status-per-turn');
   }, 180_000);
 
   it('is refused without --compare', () => {

@@ -38,8 +38,8 @@ describe('npm run bench -- --quick', () => {
   });
 
   it('reads its options, and names what it does not know', () => {
-    expect(parseBenchArgs(['--quick', '--no-sweep', '--cpu-prof', 'p', '--server-config', 'a.b=1'])).toEqual({ quick: true, sweep: false, cpuProf: 'p', serverConfig: { 'a.b': 1 } });
-    expect(parseBenchArgs([])).toEqual({ quick: false, sweep: true, serverConfig: {} });
+    expect(parseBenchArgs(['--quick', '--no-sweep', '--cpu-prof', 'p', '--server-config', 'a.b=1'])).toEqual({ quick: true, sweep: false, replay: false, cpuProf: 'p', serverConfig: { 'a.b': 1 } });
+    expect(parseBenchArgs([])).toEqual({ quick: false, sweep: true, replay: false, serverConfig: {} });
     expect(() => parseBenchArgs(['--sweep-less'])).toThrow(/unknown argument "--sweep-less".*--no-sweep/);
   });
 
