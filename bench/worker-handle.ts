@@ -3,7 +3,8 @@ import { openSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { WorkerMessageSchema, type WorkerChildConfig, type WorkerMessage, type WorkerStats } from './worker-protocol';
 
-const CHILD = path.join(import.meta.dirname, 'worker-child-launch.js');
+const CHILD = path.join(import.meta.dirname, 'worker-child.ts');
+const TSX_MAIN_THREAD = path.join(import.meta.dirname, '..', 'scripts', 'tsx-main-thread.js');
 
 /** Start-up includes tsx compiling the worker's sources and connecting; a busy 2-core machine needs seconds. */
 const READY_TIMEOUT_MS = 60_000;
@@ -30,7 +31,8 @@ export interface BenchWorker {
  */
 export async function spawnBenchWorker(config: WorkerChildConfig, logFile: string, cpuProfDir?: string): Promise<BenchWorker> {
   const log = openSync(logFile, 'a');
-  const child = fork(CHILD, [JSON.stringify(config)], {
+  // tsx in the main thread only, as a production worker runs (scripts/tsx-main-thread.js).
+  const child = fork(TSX_MAIN_THREAD, [CHILD, JSON.stringify(config)], {
     execArgv: ['--expose-gc', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
     stdio: ['ignore', log, log, 'ipc'],
   });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from './temporal-binaries';
 
 const WORKER_MAIN = path.join(PROJECT_ROOT, 'worker', 'main.ts');
+const TSX_MAIN_THREAD = path.join(PROJECT_ROOT, 'scripts', 'tsx-main-thread.js');
 
 export interface WorkerProcess {
   readonly pid: number;
@@ -24,7 +25,9 @@ export interface WorkerProcess {
 export async function spawnWorker(options: { env: NodeJS.ProcessEnv; logFile: string; readyTimeoutMs?: number; args?: readonly string[] }): Promise<WorkerProcess> {
   await mkdir(path.dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_MAIN, ...(options.args ?? [])], {
+  // tsx in the main thread only, as `npm run worker` runs from source: the SDK's workflow
+  // threads run without it (scripts/tsx-main-thread.js).
+  const child = spawn(process.execPath, [TSX_MAIN_THREAD, WORKER_MAIN, ...(options.args ?? [])], {
     cwd: PROJECT_ROOT,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
