@@ -6,7 +6,7 @@ import type { ScheduledCall } from './scheduler';
 /**
  * The spans a session adds to the trace of each message: the turn, its steps, its tool
  * calls. They use the tracer Temporal's OpenTelemetry workflow interceptor registers in the
- * sandbox; a worker without tracing has none, and then no span is made at all. Times come
+ * sandbox; a worker without tracing has none, and every call here is a no-op. Times come
  * from the workflow clock, and the interceptor's sink exports nothing while replaying.
  * Nothing in the session's commands depends on them: history is the same with or without.
  */
