@@ -46,22 +46,11 @@ export async function runToolCalls(calls: readonly ScheduledCall[], hooks: Sched
     hooks.recordCall(call);
     // A dispatch that throws synchronously, and a result that cannot be recorded, fail this
     // call like a rejected activity. The dispatch itself is not deferred: its command keeps
-    // its place among the activation's other commands. One handler pair rather than a
-    // then/catch/finally chain: the sandbox records a stack trace for every promise.
-    const settled: Promise<void> = dispatchNow(hooks, call, toolClass).then(
-      (outcome) => {
-        inFlight.delete(settled);
-        try {
-          hooks.recordResult(call, outcome);
-        } catch (error) {
-          fail(error);
-        }
-      },
-      (error: unknown) => {
-        inFlight.delete(settled);
-        fail(error);
-      },
-    );
+    // its place among the activation's other commands.
+    const settled = dispatchNow(hooks, call, toolClass)
+      .then((outcome) => hooks.recordResult(call, outcome))
+      .catch(fail)
+      .finally(() => inFlight.delete(settled));
     inFlight.add(settled);
   };
 

@@ -187,8 +187,8 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'record-failure-escapes-drain',
     breaks: 'a result that cannot be recorded rejects the drain at once, while other started calls still run (the scheduler as it was)',
     file: 'workflows/scheduler.ts',
-    find: '        try {\n          hooks.recordResult(call, outcome);\n        } catch (error) {\n          fail(error);\n        }\n',
-    replace: '        hooks.recordResult(call, outcome);\n',
+    find: '      .then((outcome) => hooks.recordResult(call, outcome))\n      .catch(fail)\n',
+    replace: '      .then((outcome) => hooks.recordResult(call, outcome), fail)\n',
     killers: ['test/scheduler-drain.test.ts'],
   },
   {
