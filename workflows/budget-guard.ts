@@ -34,20 +34,13 @@ export class BudgetGuard {
   }
 
   /**
-   * Before an LLM call. Throws `budget_exceeded` (never retried) when a hard limit is
-   * reached. Past the soft limit it answers the wait for a human to approve going on, which
-   * rejects with `budget_exceeded` when they deny it. Otherwise, as for most calls, there is
-   * nothing to wait for, and it answers undefined rather than a resolved promise: the
-   * sandbox records a stack trace for every promise a workflow makes.
+   * Resolves when the next LLM call may be made. Throws `budget_exceeded` (never retried)
+   * when a limit is reached, or when a human denies going on past the soft limit.
    */
-  admit(turn: number, step: number, spend: () => Spend): Promise<void> | undefined {
+  async admit(turn: number, step: number, spend: () => Spend): Promise<void> {
     this.#refuseOver(spend(), 1);
     const { warnAt } = this.#budget;
-    if (warnAt === undefined || this.#warningApproved || !this.#over(spend(), warnAt)) return undefined;
-    return this.#approveGoingOn(turn, step, spend, warnAt);
-  }
-
-  async #approveGoingOn(turn: number, step: number, spend: () => Spend, warnAt: number): Promise<void> {
+    if (warnAt === undefined || this.#warningApproved || !this.#over(spend(), warnAt)) return;
     const percent = Math.round(warnAt * 100);
     const denied = await this.approvals.request(turn, step, { id: BUDGET_APPROVAL_ID, name: 'budget', input: { ...this.#budget } }, `budget ${percent} % · approval`);
     this.approvals.forget(BUDGET_APPROVAL_ID);

@@ -36,7 +36,7 @@ export const COMPACTION_BUDGET_PATCH = 'compaction-budget';
 export interface CompactorParts {
   config: SessionConfig;
   /** The session's budget against its spend now: `admit` throws `budget_exceeded` when a hard limit is reached. */
-  budget: { allows(): boolean; admit(turn: number, step: number): Promise<void> | undefined };
+  budget: { allows(): boolean; admit(turn: number, step: number): Promise<void> };
   log: SessionLog;
   frame: RequestFrame;
   append(event: NewSessionEvent): SessionEvent;
@@ -67,25 +67,18 @@ export class ContextCompactor {
     this.#options = { provider: parseModelRef(parts.config.model).provider, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) };
   }
 
-  /**
-   * Before a step's LLM call: compacts first when the request would pass `compactAt` of the
-   * window, or leave the answer too little of it. Undefined when no compaction is due, as
-   * for most steps: the call then goes without waiting on a promise.
-   */
-  beforeStep(turn: number, step: number): Promise<boolean> | undefined {
+  /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window, or leave the answer too little of it. */
+  async beforeStep(turn: number, step: number): Promise<void> {
     const estimate = this.#estimate(turn);
     const { compactAt, maxTokens } = this.#parts.config;
     const due = passesThreshold(estimate, this.#window, compactAt) || (leavesNoRoomForAnswer(estimate, this.#window, maxTokens) && patched(ROOM_FOR_ANSWER_PATCH));
-    return due ? this.#compactThenAdmit(turn, step, estimate) : undefined;
+    if (!due) return;
+    if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
   }
 
   /** After the provider refused a step's request as too long: compacts whatever the estimate. False when nothing can be cut. */
-  afterOverflow(turn: number, step: number): Promise<boolean> {
-    return this.#compactThenAdmit(turn, step, this.#estimate(turn));
-  }
-
-  async #compactThenAdmit(turn: number, step: number, estimate: number): Promise<boolean> {
-    const compacted = await this.#compact(turn, step, estimate);
+  async afterOverflow(turn: number, step: number): Promise<boolean> {
+    const compacted = await this.#compact(turn, step, this.#estimate(turn));
     if (compacted) await this.#admitAfterCompaction(turn, step);
     return compacted;
   }

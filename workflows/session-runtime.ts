@@ -69,12 +69,6 @@ export function sessionRuntime(
     callLlm,
   });
   const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });
-  const stepCallRecovering = (turn: number, step: number) =>
-    stepCall(turn, step).catch(async (error: unknown) => {
-      // The provider's own count says the request is too long: compact, and try once more.
-      if (!isContextOverflow(error) || !(await compactor.afterOverflow(turn, step))) throw error;
-      return stepCall(turn, step);
-    });
   return {
     model: config.model,
     maxSteps: config.maxSteps,
@@ -88,19 +82,21 @@ export function sessionRuntime(
     stoppedBy: () => undefined,
     // MCP tools are listed (once) before the first LLM call that could offer them, and
     // before a compaction, whose request offers them too.
-    callLlm: (turn, step) => mcpTools.whenListed(() => after(compactor.beforeStep(turn, step), () => stepCallRecovering(turn, step))),
+    callLlm: (turn, step) =>
+      mcpTools.whenListed(async () => {
+        await compactor.beforeStep(turn, step);
+        try {
+          return await stepCall(turn, step);
+        } catch (error) {
+          // The provider's own count says the request is too long: compact, and try once more.
+          if (!isContextOverflow(error) || !(await compactor.afterOverflow(turn, step))) throw error;
+          return await stepCall(turn, step);
+        }
+      }),
     ...tools,
     awaitApproval: (turn, step, call) => approvals.request(turn, step, call),
     compactBeforeContinuing: (carriedBytes) => compactor.beforeContinuing(state.nextTurn - 1, state.step, carriedBytes),
   };
-}
-
-/**
- * `next` once `first` has settled, or at once when there is nothing to wait for: most steps
- * have no compaction before their call, and each await costs the sandbox a promise.
- */
-function after<T>(first: Promise<unknown> | undefined, next: () => Promise<T>): Promise<T> {
-  return first ? first.then(next) : next();
 }
 
 /** Sessions recorded before upserted their status and step count at every step's start. */

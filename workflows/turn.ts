@@ -19,12 +19,8 @@ export interface TurnRuntime {
   setPhase(phase: 'llm' | 'tools' | 'approval', step: number): void;
   /** Why the turn was stopped from outside when that was not a `cancel` (its time limit), else undefined. */
   stoppedBy(): FailureSummary | undefined;
-  /**
-   * Throws `budget_exceeded` when the session's budget refuses the next LLM call; answers a
-   * promise when the call must wait (a human approving going on past the soft limit), and
-   * undefined when it may go at once.
-   */
-  admitLlmCall(turn: number, step: number): Promise<void> | undefined;
+  /** Resolves when the session's budget allows the next LLM call; throws `budget_exceeded` when it does not. */
+  admitLlmCall(turn: number, step: number): Promise<void>;
   callLlm(turn: number, step: number): Promise<AssistantMessage>;
   prepare(call: ToolCall): ScheduledCall;
   dispatchTool(turn: number, step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome>;
@@ -73,8 +69,7 @@ async function runStep(rt: TurnRuntime, turn: number, step: number): Promise<'an
   const append = (event: NewSessionEvent) => tracker?.observe(rt.append(event));
   try {
     rt.setPhase('llm', step);
-    const admission = rt.admitLlmCall(turn, step);
-    if (admission) await admission;
+    await rt.admitLlmCall(turn, step);
     // One span per LLM call; Temporal's interceptor adds one per attempt under it.
     const message = await inSpan(genAiSpanName(rt.model), genAiRequestAttributes(rt.model), currentTraceContext(), () => rt.callLlm(turn, step), (reply) =>
       genAiResponseAttributes(rt.model, reply),

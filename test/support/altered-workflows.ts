@@ -88,8 +88,13 @@ export const TIMER_FIRST: Edit[] = [
 export const COMPACTION_AFTER_STEP: Edit[] = [
   {
     file: 'session-runtime.ts',
-    find: 'mcpTools.whenListed(() => after(compactor.beforeStep(turn, step), () => stepCallRecovering(turn, step)))',
-    replace: 'mcpTools.whenListed(() => stepCallRecovering(turn, step).then(async (answer) => (await compactor.beforeStep(turn, step), answer)))',
+    find: `        await compactor.beforeStep(turn, step);
+        try {
+          return await stepCall(turn, step);`,
+    replace: `        try {
+          const answer = await stepCall(turn, step);
+          await compactor.beforeStep(turn, step);
+          return answer;`,
   },
 ];
 
