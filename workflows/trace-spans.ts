@@ -1,4 +1,4 @@
-import { context, ProxyTracerProvider, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import { getRandomStream } from '@temporalio/workflow';
 import type { SpanAttributes } from '../contracts/gen-ai-attributes';
 import type { ScheduledCall } from './scheduler';
@@ -11,20 +11,6 @@ import type { ScheduledCall } from './scheduler';
  * Nothing in the session's commands depends on them: history is the same with or without.
  */
 const tracer = () => trace.getTracer('durable-agent-session');
-
-/** What a proxy answers before a tracer provider is registered behind it: the API's no-op provider. */
-const NO_PROVIDER = new ProxyTracerProvider().getDelegate();
-
-/**
- * Whether a tracer is registered in this run (the interceptor registers one when the run
- * starts). Without one the spans below are skipped rather than made as no-ops: each would
- * still cost the step a random-stream switch, a context and a few promises, and the
- * sandbox records a stack trace for every promise a workflow makes.
- */
-function tracing(): boolean {
-  const provider = trace.getTracerProvider();
-  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_PROVIDER;
-}
 
 /**
  * Span ids are drawn from the sandbox's random source. Its main stream is also drawn by the
@@ -59,7 +45,6 @@ function requesterContext(): Context {
  * result; a rejection marks the span as an error.
  */
 export function inSpan<T>(name: string, attributes: SpanAttributes, parent: Context, fn: () => Promise<T>, describe?: (result: T) => SpanAttributes): Promise<T> {
-  if (!tracing()) return fn();
   return withTraceIds(() =>
     tracer().startActiveSpan(name, { attributes }, parent, async (span) => {
       try {
@@ -93,7 +78,6 @@ export class ToolSpans {
 
   /** Runs the dispatch inside the call's span, so the activity's spans are its children. */
   dispatch<T>(callId: string, name: string, run: () => Promise<T>): Promise<T> {
-    if (!tracing()) return run();
     const span = this.#start(callId, name);
     this.#open.set(callId, { span, startedAt: Date.now() });
     return withTraceIds(() => context.with(trace.setSpan(context.active(), span), run));
@@ -101,7 +85,6 @@ export class ToolSpans {
 
   /** The call's result is recorded: its span ends with the result code. */
   result(callId: string, name: string, code: ToolResultCode): void {
-    if (!this.#open.has(callId) && !tracing()) return;
     const open = this.#open.get(callId) ?? { span: this.#start(callId, name), startedAt: Date.now() };
     this.#open.delete(callId);
     open.span.setAttributes({ 'agent.tool.result_code': code, 'agent.tool.duration_ms': Date.now() - open.startedAt });

@@ -380,16 +380,6 @@ export const MUTATIONS: readonly Mutation[] = [
     slow: true,
   },
   {
-    name: 'spans-skipped-with-a-tracer',
-    breaks: "a session makes no span of its own though the worker's interceptor registered a tracer",
-    file: 'workflows/trace-spans.ts',
-    find: '  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_PROVIDER;',
-    replace: '  return false;',
-    killers: ['test/tracing.test.ts'],
-    testNamePattern: 'one trace per turn',
-    slow: true,
-  },
-  {
     name: 'namespace-unchecked',
     breaks: 'a worker on a namespace without the search attributes polls, and every session fails its first task',
     file: 'worker/namespace-check.ts',
