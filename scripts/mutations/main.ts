@@ -10,14 +10,9 @@
  *
  * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
  * honours), so each mutation costs its test files and one workflow bundle, not a server.
- *
- * `--baseline REPORT` takes the unbroken results from the vitest JSON report of a run of
- * this very tree (CI's `npm test`, just before) instead of running the killer files again
- * in the copy; a report older than any source or test file is refused, and a killer file
- * the report lacks still runs in the copy.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort, startDevServer } from '../dev-server';
 import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../temporal-binaries';
@@ -30,10 +25,7 @@ const LOGS = path.join(PROJECT_ROOT, 'test-results', 'mutations');
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const baselineAt = args.indexOf('--baseline');
-  const baselineReport = baselineAt < 0 ? undefined : args[baselineAt + 1];
-  if (baselineAt >= 0 && (baselineReport === undefined || baselineReport.startsWith('--'))) throw new Error('--baseline needs the path of a vitest JSON report');
-  const wanted = args.filter((a, i) => a !== '--quick' && i !== baselineAt && i !== baselineAt + 1);
+  const wanted = args.filter((a) => a !== '--quick');
   const unknown = wanted.filter((name) => !MUTATIONS.some((m) => m.name === name));
   if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}; known: ${MUTATIONS.map((m) => m.name).join(', ')}`);
   const named = wanted.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => wanted.includes(m.name));
@@ -47,8 +39,7 @@ async function main(): Promise<void> {
   const tree = await copyTree(PROJECT_ROOT);
   const env = { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, TEMPORAL_TEST_SERVER_PATH: testServer, TEMPORAL_CLI_PATH: cli };
   try {
-    const killerFiles = [...new Set(selected.flatMap((m) => m.killers))];
-    const baseline = baselineReport === undefined ? await vitest(tree, env, 'baseline', killerFiles) : await reportedBaseline(tree, env, path.resolve(baselineReport), killerFiles);
+    const baseline = await vitest(tree, env, 'baseline', [...new Set(selected.flatMap((m) => m.killers))]);
     if (baseline.tests.size === 0) throw new Error(`the unbroken copy ran no test; see ${baseline.log}`);
     const rows: { mutation: Mutation; verdict: Verdict; detail: string }[] = [];
     for (const mutation of selected) {
@@ -101,47 +92,6 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation,
   }
 }
 
-/**
- * The unbroken results of `files` from a report of this tree's own test run; files it lacks
- * are run in the copy. A report older than the newest source or test file is of another
- * tree, and would count a test broken since as a kill: it is refused.
- */
-async function reportedBaseline(tree: TreeCopy, env: NodeJS.ProcessEnv, report: string, files: readonly string[]): Promise<RunResult> {
-  const written = await stat(report).then(
-    (s) => s.mtimeMs,
-    () => {
-      throw new Error(`--baseline ${report}: no such report`);
-    },
-  );
-  const newest = await newestSourceMtime();
-  if (newest.mtimeMs > written) throw new Error(`--baseline ${report}: the report is older than ${newest.file}; run npm test first`);
-  const reported = parseReport(JSON.parse(await readFile(report, 'utf8')) as VitestReport, PROJECT_ROOT);
-  const covered = new Set([...reported.tests.keys()].map((test) => test.slice(0, test.indexOf(' > '))));
-  const missing = files.filter((file) => !covered.has(file) && !reported.unloaded.has(file));
-  const tests = new Map([...reported.tests].filter(([test]) => files.includes(test.slice(0, test.indexOf(' > ')))));
-  if (missing.length === 0) return { tests, unloaded: reported.unloaded, log: report };
-  console.log(`mutations: the baseline report lacks ${missing.join(', ')}; running them in the copy`);
-  const ran = await vitest(tree, env, 'baseline', missing);
-  return { tests: new Map([...tests, ...ran.tests]), unloaded: new Set([...reported.unloaded, ...ran.unloaded]), log: ran.log };
-}
-
-/** The most recently changed file of the folders whose code the tests run. */
-async function newestSourceMtime(): Promise<{ file: string; mtimeMs: number }> {
-  let newest = { file: '', mtimeMs: 0 };
-  for (const dir of SOURCE_DIRS) {
-    const entries = await readdir(path.join(PROJECT_ROOT, dir), { recursive: true, withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      if (!entry.isFile()) continue;
-      const file = path.join(entry.parentPath, entry.name);
-      const { mtimeMs } = await stat(file);
-      if (mtimeMs > newest.mtimeMs) newest = { file: path.relative(PROJECT_ROOT, file), mtimeMs };
-    }
-  }
-  return newest;
-}
-
-const SOURCE_DIRS = ['activities', 'bench', 'client', 'config', 'connection', 'contracts', 'encryption', 'scripts', 'test', 'worker', 'workflows'];
-
 type TestStatus = 'passed' | 'failed' | 'skipped';
 
 interface RunResult {
@@ -176,20 +126,15 @@ async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, file
     (text) => JSON.parse(text) as VitestReport,
     () => undefined,
   );
-  return { ...parseReport(parsed, tree.root), log };
-}
-
-/** Each test of a vitest JSON report by `file > full name`, files relative to `root`. */
-function parseReport(report: VitestReport | undefined, root: string): Omit<RunResult, 'log'> {
   const tests = new Map<string, TestStatus>();
   const unloaded = new Set<string>();
-  for (const file of report?.testResults ?? []) {
-    const relative = path.relative(root, file.name);
+  for (const file of parsed?.testResults ?? []) {
+    const relative = path.relative(tree.root, file.name);
     const assertions = file.assertionResults ?? [];
     for (const a of assertions) tests.set(`${relative} > ${a.fullName}`, a.status === 'passed' ? 'passed' : a.status === 'failed' ? 'failed' : 'skipped');
     if (assertions.length === 0 && file.status === 'failed') unloaded.add(relative);
   }
-  return { tests, unloaded };
+  return { tests, unloaded, log };
 }
 
 function printTable(rows: { mutation: Mutation; verdict: Verdict }[]): void {
