@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../scripts/temporal-binaries';
@@ -22,11 +22,11 @@ export interface RevisionBundle {
  */
 export async function revisionBundle(rev: string): Promise<RevisionBundle> {
   const commit = await commitOf(rev);
-  const dir = path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}`);
+  // A folder of its own: two comparisons of one revision at once must not share a tree.
+  await mkdir(path.join(PROJECT_ROOT, '.data'), { recursive: true });
+  const dir = await mkdtemp(path.join(PROJECT_ROOT, '.data', `compare-${commit.slice(0, 12)}-`));
   const remove = () => rm(dir, { recursive: true, force: true });
   try {
-    await remove();
-    await mkdir(dir, { recursive: true });
     const archive = path.join(dir, 'tree.tar');
     await run('git', ['archive', '--format=tar', '-o', archive, commit], { cwd: PROJECT_ROOT });
     await run('tar', ['-xf', archive, '-C', dir]);
