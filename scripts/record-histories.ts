@@ -11,9 +11,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
-import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, stateQuery } from '../contracts/api';
+import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery } from '../contracts/api';
 import { startLocalAgent, type LocalAgent } from '../test/support/local-agent';
 import { turnThatRead } from '../test/support/turn-that-read';
+import { updateBesideCommand } from '../test/support/update-beside-command';
 import { findFreePort, startDevServer } from './dev-server';
 import { PROJECT_ROOT } from './temporal-binaries';
 
@@ -329,6 +330,38 @@ const SCENARIOS: Record<string, Scenario> = {
     await waitUntil('a second run', async () => (await session.describe()).runId !== session.firstExecutionRunId);
     await endSession(session);
     return { workflowId: session.workflowId, runId: session.firstExecutionRunId };
+  },
+  /**
+   * An Update answered in the workflow task that carries a step's tool result: the tool
+   * activity starts a `setRetryPolicy` Update and returns at once, so the Update's acceptance
+   * and completion and the next LLM call come out of one workflow task. A change to when a
+   * step issues its commands within a task (fewer awaits, say) must still replay this. The
+   * timing is a race, so sessions are tried until one recorded it.
+   */
+  'update-beside-tool-result': async (agent) => {
+    const model = 'update-beside-tool-result';
+    let workflowId = '';
+    const local = await startLocalAgent({
+      address: agent.env.TEMPORAL_ADDRESS,
+      runTool: async (request) => {
+        void local.client.workflow.getHandle(workflowId).startUpdate(setRetryPolicyUpdate, { args: ['default'], waitForStage: WorkflowUpdateStage.ACCEPTED }).catch(() => undefined);
+        return { code: 'ok', content: `ran ${request.name}` };
+      },
+    });
+    try {
+      for (let attempt = 1; attempt <= 20; attempt++) {
+        local.llm.script(model, { kind: 'tool_calls', calls: [{ id: `toolu_beside_${attempt}`, name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'Two.' });
+        const session = await startSession(local.client, local.env, { model: `anthropic:${model}`, workflowId: `golden-${model}-${attempt}`, idleTimeoutMs: 60_000 });
+        workflowId = session.workflowId;
+        await sendAndWait(session, 'what is 1+1?');
+        await endSession(session);
+        await session.result().catch(() => undefined);
+        if (updateBesideCommand(await exportHistory(local.client, workflowId))) return workflowId;
+      }
+      throw new Error('recording: no session of 20 answered the Update in its tool result\'s workflow task');
+    } finally {
+      await local.close();
+    }
   },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {

@@ -5,6 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { workflowBundle } from './support/local-agent';
 import { COMPACTING_SHAPES, GOLDEN_SHAPES } from './support/golden-shapes';
+import { updateBesideCommand } from './support/update-beside-command';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');
 const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
@@ -21,6 +22,14 @@ describe('recorded histories replay against the current workflows', () => {
     const withMarker = marked.filter(([, has]) => has).map(([shape]) => shape);
     expect(withMarker).toEqual(expect.arrayContaining([...COMPACTING_SHAPES]));
     expect(marked.filter(([, has]) => !has).map(([shape]) => shape)).toEqual(expect.arrayContaining(['normal-turn', 'continue-as-new', 'step-limit-default-10']));
+  });
+
+  // What a change to when a step issues its commands (fewer awaits, say) must still replay:
+  // an Update's answer and a step's next command out of one activation, in the recorded order.
+  it('keeps a recording where an Update is answered in the workflow task that schedules a step\'s next LLM call', async () => {
+    const read = (shape: string) => readFile(path.join(HISTORIES, `${shape}.json`), 'utf8');
+    expect(updateBesideCommand(await read('update-beside-tool-result'))).toBe(true);
+    expect(updateBesideCommand(await read('normal-turn'))).toBe(false);
   });
 
   it('replays every recorded history without a determinism error (Worker.runReplayHistories over the folder)', async () => {

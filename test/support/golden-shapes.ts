@@ -24,6 +24,7 @@ export const GOLDEN_SHAPES = [
   'compaction-answer-room',
   'compaction-past-budget',
   'carry-compaction-recheck',
+  'update-beside-tool-result',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
