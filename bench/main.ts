@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   const date = new Date().toISOString();
   const loadBefore = load();
   const progress = (line: string) => console.error(`bench: ${line}`);
+  const mode = { scaleName, date, loadBefore, out: args.out };
 
   if (args.compare !== undefined && args.replay) {
     progress(`replaying the recorded histories under the session workflow of ${args.compare} and the working tree's (no server)`);
@@ -58,13 +59,8 @@ async function main(): Promise<void> {
     try {
       const tree = await bundleTo(WORKFLOWS_PATH, path.join(dir, 'agent.js'));
       const comparison = await measureReplayComparison(args.compare, tree, scale.replayCompare);
-      const machine = machineOf(date, loadBefore);
-      const file = args.out ?? path.join(RESULTS_DIR, `bench-replay-compare-${date.replace(/[:.]/g, '-')}.json`);
       await mkdir(RESULTS_DIR, { recursive: true });
-      await writeFile(file, `${JSON.stringify({ scale: scaleName, machine, comparison }, null, 2)}\n`);
-      console.log(`Benchmark (replay comparison) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
-      console.log(formatReplayComparison(comparison));
-      console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+      await reportOneMode(mode, 'replay comparison', 'replay-compare', { comparison }, formatReplayComparison(comparison));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -87,24 +83,13 @@ async function main(): Promise<void> {
       if (!scale.longSession) throw new Error(`bench: the ${scaleName} scale has no long-session benchmark`);
       progress(`long session: ${scale.longSession.turns} turns`);
       const longSession = await measureLongSession(env, scale.longSession, progress);
-      const machine = machineOf(date, loadBefore);
-      const json = `${JSON.stringify({ scale: scaleName, machine, longSession }, null, 2)}\n`;
-      const file = args.out ?? path.join(RESULTS_DIR, `bench-long-session-${date.replace(/[:.]/g, '-')}.json`);
-      await writeFile(file, json);
-      console.log(`Benchmark (long session only) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
-      console.log(formatLongSession(longSession).join('\n'));
-      console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+      await reportOneMode(mode, 'long session only', 'long-session', { longSession }, formatLongSession(longSession).join('\n'));
       return;
     }
     if (args.compare !== undefined) {
       progress(`comparing the session workflow of ${args.compare} with the working tree's`);
       const comparison = await measureComparison(env, args.compare, await env.startWorker('floor'), scale.overhead);
-      const machine = machineOf(date, loadBefore);
-      const file = args.out ?? path.join(RESULTS_DIR, `bench-compare-${date.replace(/[:.]/g, '-')}.json`);
-      await writeFile(file, `${JSON.stringify({ scale: scaleName, machine, comparison }, null, 2)}\n`);
-      console.log(`Benchmark (comparison) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
-      console.log(formatComparison(comparison));
-      console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+      await reportOneMode(mode, 'comparison', 'compare', { comparison }, formatComparison(comparison));
       return;
     }
     const [agent, floor] = await Promise.all([env.startWorker('agent'), env.startWorker('floor')]);
@@ -182,6 +167,25 @@ async function main(): Promise<void> {
 }
 
 /** The machine the figures come from, and how busy it was. */
+/**
+ * The report of a run of one mode (`--only`, `--compare`): its JSON, with the scale and the
+ * machine, to `--out` or bench/results/bench-<stem>-<date>.json, and its table after a header.
+ */
+async function reportOneMode(
+  run: { scaleName: string; date: string; loadBefore: number[]; out: string | undefined },
+  title: string,
+  stem: string,
+  figures: Record<string, unknown>,
+  text: string,
+): Promise<void> {
+  const machine = machineOf(run.date, run.loadBefore);
+  const file = run.out ?? path.join(RESULTS_DIR, `bench-${stem}-${run.date.replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, `${JSON.stringify({ scale: run.scaleName, machine, ...figures }, null, 2)}\n`);
+  console.log(`Benchmark (${title}) · ${machine.date} · ${machine.nproc} CPUs (${machine.cpuModel}) · load average before ${machine.loadBefore.join(' / ')}, after ${machine.loadAfter.join(' / ')}`);
+  console.log(text);
+  console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+}
+
 function machineOf(date: string, loadBefore: number[]): BenchResult['machine'] {
   return {
     date,

@@ -99,8 +99,8 @@ export const COMPACTION_AFTER_STEP: Edit[] = [
 ];
 
 /** `patched(id)` made to answer false where `find` calls it: the session takes the side recorded before the patch. */
-function oldSideOf(file: string, find: string, call: string): Edit[] {
-  return [{ file, find, replace: find.replace(call, 'false') }];
+function oldSideOf(file: string, find: string): Edit[] {
+  return [{ file, find, replace: find.replace(/patched\(\w+\)/, 'false') }];
 }
 
 /**
@@ -109,19 +109,19 @@ function oldSideOf(file: string, find: string, call: string): Edit[] {
  * and not only by the end-to-end tests.
  */
 export const PATCH_NEW_SIDES: { patch: string; shape: string; edits: Edit[] }[] = [
-  { patch: 'max-steps-default-50', shape: 'eleven-steps-default-limit', edits: oldSideOf('session.ts', '!patched(MAX_STEPS_DEFAULT_RAISED)', 'patched(MAX_STEPS_DEFAULT_RAISED)') },
-  { patch: 'status-per-turn', shape: 'status-per-turn', edits: oldSideOf('session-runtime.ts', '!patched(STATUS_PER_TURN)', 'patched(STATUS_PER_TURN)') },
-  { patch: 'context-compaction', shape: 'compaction', edits: oldSideOf('context-compactor.ts', '!patched(CONTEXT_COMPACTION_PATCH)', 'patched(CONTEXT_COMPACTION_PATCH)') },
-  { patch: 'compaction-activity-id', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', 'patched(COMPACTION_ACTIVITY_ID_PATCH) ?', 'patched(COMPACTION_ACTIVITY_ID_PATCH)') },
-  { patch: 'compact-for-answer-room', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', '&& patched(ROOM_FOR_ANSWER_PATCH)', 'patched(ROOM_FOR_ANSWER_PATCH)') },
+  { patch: 'max-steps-default-50', shape: 'eleven-steps-default-limit', edits: oldSideOf('session.ts', '!patched(MAX_STEPS_DEFAULT_RAISED)') },
+  { patch: 'status-per-turn', shape: 'status-per-turn', edits: oldSideOf('session-runtime.ts', '!patched(STATUS_PER_TURN)') },
+  { patch: 'context-compaction', shape: 'compaction', edits: oldSideOf('context-compactor.ts', '!patched(CONTEXT_COMPACTION_PATCH)') },
+  { patch: 'compaction-activity-id', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', 'patched(COMPACTION_ACTIVITY_ID_PATCH) ?') },
+  { patch: 'compact-for-answer-room', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', '&& patched(ROOM_FOR_ANSWER_PATCH)') },
   {
     patch: 'compaction-budget',
     shape: 'compaction-past-budget',
-    edits: oldSideOf('context-compactor.ts', 'allows() && patched(COMPACTION_BUDGET_PATCH)) await', 'patched(COMPACTION_BUDGET_PATCH)'),
+    edits: oldSideOf('context-compactor.ts', 'allows() && patched(COMPACTION_BUDGET_PATCH)) await'),
   },
   {
     patch: 'recheck-after-carry-compaction',
     shape: 'carry-compaction-recheck',
-    edits: oldSideOf('session.ts', '&& patched(RECHECK_AFTER_CARRY_COMPACTION)', 'patched(RECHECK_AFTER_CARRY_COMPACTION)'),
+    edits: oldSideOf('session.ts', '&& patched(RECHECK_AFTER_CARRY_COMPACTION)'),
   },
 ];
