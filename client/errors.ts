@@ -1,4 +1,4 @@
-import { isGrpcServiceError, QueryNotRegisteredError, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { isGrpcDeadlineError, isGrpcServiceError, QueryNotRegisteredError, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { ConfigError } from '../config/config-error';
 
@@ -57,6 +57,9 @@ export function explainError(error: unknown, context: { namespace: string; addre
   }
   if (grpc === GRPC_FAILED_PRECONDITION && /no poller/i.test(causeMessages(error))) {
     return { message: 'the session did not answer: no worker is polling its task queue (start one with npm run worker)', exitCode: 1 };
+  }
+  if (isGrpcDeadlineError(error)) {
+    return { message: `the session's worker did not answer in time (busy, or replaying a long closed run); try again: ${firstLine(causeMessages(error))}`, exitCode: 1 };
   }
   if (grpc === GRPC_UNAVAILABLE) {
     return { message: `lost the Temporal server at ${context.address}: ${firstLine(messageOf(error))}`, exitCode: 1 };

@@ -2,6 +2,7 @@ import type { WorkflowClient } from '@temporalio/client';
 import { ConfigError } from '../config/config-error';
 import { logQuery, stateQuery, type SessionState } from '../contracts/api';
 import { readLogPages } from '../contracts/log-pages';
+import { queryPatiently } from './patient-query';
 import type { SessionEvent } from '../contracts/session-log';
 
 /**
@@ -25,6 +26,7 @@ export interface SessionRun {
 export interface SessionRuns {
   /** The run that is the session now. */
   latest(): Promise<SessionRun>;
+  /** A run that another continued from: closed, so its answer may be kept. */
   run(runId: string): Promise<SessionRun>;
   /** One page of a run's log from `fromSeq` (see contracts/log-pages.ts). */
   page(runId: string, fromSeq: number): Promise<SessionEvent[]>;
@@ -193,9 +195,9 @@ function contiguous(events: SessionEvent[]): SessionEvent[] {
  * half from the next; a closed run's Queries are answered by a worker replaying it.
  */
 export function temporalSessionRuns(workflows: Pick<WorkflowClient, 'getHandle'>, workflowId: string): SessionRuns {
-  const run = async (runId: string): Promise<SessionRun> => {
+  const read = async (runId: string): Promise<SessionRun> => {
     // A run on a worker version from before the log spanned runs answers without firstSeq: it holds the whole log.
-    const state = (await workflows.getHandle(workflowId, runId).query(stateQuery)) as Partial<SessionState> & Pick<SessionState, 'events'>;
+    const state = (await queryPatiently(() => workflows.getHandle(workflowId, runId).query(stateQuery))) as Partial<SessionState> & Pick<SessionState, 'events'>;
     return {
       runId,
       firstSeq: state.firstSeq ?? 0,
@@ -203,13 +205,24 @@ export function temporalSessionRuns(workflows: Pick<WorkflowClient, 'getHandle'>
       nextSeq: state.events,
     };
   };
+  // A run asked for by id is one that another continued from: closed, so its answer never
+  // changes, and each Query to it costs a worker a replay of its whole history. A fork
+  // walks the chain twice at once (its tail and the counts after its cut): each run once.
+  const closed = new Map<string, Promise<SessionRun>>();
   return {
     async latest() {
       const description = await workflows.getHandle(workflowId).describe();
-      return run(description.runId);
+      return read(description.runId);
     },
-    run,
-    page: (runId, fromSeq) => workflows.getHandle(workflowId, runId).query(logQuery, { fromSeq }),
+    run(runId) {
+      const known = closed.get(runId);
+      if (known) return known;
+      const reading = read(runId);
+      closed.set(runId, reading);
+      reading.catch(() => closed.delete(runId));
+      return reading;
+    },
+    page: (runId, fromSeq) => queryPatiently(() => workflows.getHandle(workflowId, runId).query(logQuery, { fromSeq })),
   };
 }
 

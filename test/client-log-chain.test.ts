@@ -3,10 +3,10 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { endSession, sendAndWait, startSession } from '../client/sessions';
+import { endSession, forkSession, sendAndWait, startSession } from '../client/sessions';
 import { watchSession } from '../client/watch';
 import { workflowBundle } from './support/local-agent';
-import { stateQuery } from '../contracts/api';
+import { logQuery, stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
@@ -136,6 +136,45 @@ describe('a session log spread over several runs', () => {
     });
     expect(ended).toBe('idle');
     expect(seen).toEqual(Array.from({ length: state.events - 3 }, (_, i) => i + 3));
+  });
+
+  it("a fork reads each earlier run's state once, and a Query the server timed out is asked again", async () => {
+    const { workflowId } = await long();
+    const latestRunId = (await handle(workflowId).describe()).runId;
+    const asked: string[] = [];
+    let timeOutOnce = true;
+    // The harness's client, with every Query counted, and the first page of a closed run
+    // failing as the server fails a Query no worker answered in time.
+    const counted = new Proxy(h().client.workflow, {
+      get(target, key, receiver) {
+        if (key !== 'getHandle') return Reflect.get(target, key, receiver);
+        return (id: string, runId?: string) => {
+          const real = target.getHandle(id, runId);
+          return new Proxy(real, {
+            get(on, prop, r) {
+              if (prop !== 'query') return Reflect.get(on, prop, r);
+              return async (query: { name: string } | string, ...args: unknown[]) => {
+                const name = typeof query === 'string' ? query : query.name;
+                asked.push(`${name} ${runId ?? 'latest'}`);
+                if (name === logQuery.name && runId !== undefined && runId !== latestRunId && timeOutOnce) {
+                  timeOutOnce = false;
+                  await h().client.withDeadline(Date.now() - 1, () => real.query(stateQuery));
+                }
+                return (real.query as (q: typeof query, ...a: unknown[]) => Promise<unknown>)(query, ...args);
+              };
+            },
+          });
+        };
+      },
+    });
+    const client = new Proxy(h().client, { get: (target, key, receiver) => (key === 'workflow' ? counted : Reflect.get(target, key, receiver)) });
+    const fork = await forkSession(client, h().env, workflowId, { atSeq: 4 });
+    expect(timeOutOnce).toBe(false);
+    const closedStates = asked.filter((a) => a.startsWith(`${stateQuery.name} `) && !a.endsWith(' latest') && !a.endsWith(latestRunId));
+    expect(closedStates.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(closedStates).size).toBe(closedStates.length);
+    expect((await fork.query(stateQuery)).events).toBe(5);
+    await endSession(fork);
   });
 
   it('history --all writes one history per run, first to last, and every one replays', async () => {

@@ -495,4 +495,21 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '        if (n > 1) say(',
     killers: ['test/soak-invariants.test.ts'],
   },
+  {
+    name: 'query-timeout-not-asked-again',
+    breaks: 'a Query the server timed out waiting for a worker fails the read at once instead of being asked again',
+    file: 'client/patient-query.ts',
+    find: '      if (attempt >= QUERY_ATTEMPTS || !isGrpcDeadlineError(error)) throw error;',
+    replace: '      throw error;',
+    killers: ['test/patient-query.test.ts'],
+  },
+  {
+    name: 'closed-run-asked-twice',
+    breaks: "a fork asks a closed run for its state once per walk back through the runs, so a worker replays that run's history again for each",
+    file: 'client/log-chain.ts',
+    find: '      if (known) return known;',
+    replace: '      if (known && !known) return known;',
+    killers: ['test/client-log-chain.test.ts'],
+    testNamePattern: 'fork reads',
+  },
 ];
