@@ -2,7 +2,11 @@ import { allHandlersFinished, condition } from '@temporalio/workflow';
 import type { SessionResult } from '../contracts/api';
 import type { QueuedMessage, SessionState } from './session-state';
 
-/** What the session does next, decided in `nextMove` and acted on by the session's loop. */
+/**
+ * What the session does next, decided in `nextMove` and acted on by the session's loop.
+ * Only a person (`end`) or the idle clock ends a session. No limit does: `maxSteps` ends
+ * a turn, and a spent budget fails the turn and keeps the session open to be raised.
+ */
 export type NextMove =
   | { kind: 'run-turn'; message: QueuedMessage }
   | { kind: 'continue-as-new' }
