@@ -2,7 +2,7 @@ import type { WorkflowClient } from '@temporalio/client';
 import { ConfigError } from '../config/config-error';
 import { logQuery, stateQuery, type SessionState } from '../contracts/api';
 import { readLogPages } from '../contracts/log-pages';
-import { queryPatiently } from './patient-query';
+import { retryQueryTimeouts } from './query-timeout-retry';
 import type { SessionEvent } from '../contracts/session-log';
 
 /**
@@ -197,7 +197,7 @@ function contiguous(events: SessionEvent[]): SessionEvent[] {
 export function temporalSessionRuns(workflows: Pick<WorkflowClient, 'getHandle'>, workflowId: string): SessionRuns {
   const read = async (runId: string): Promise<SessionRun> => {
     // A run on a worker version from before the log spanned runs answers without firstSeq: it holds the whole log.
-    const state = (await queryPatiently(() => workflows.getHandle(workflowId, runId).query(stateQuery))) as Partial<SessionState> & Pick<SessionState, 'events'>;
+    const state = (await retryQueryTimeouts(() => workflows.getHandle(workflowId, runId).query(stateQuery))) as Partial<SessionState> & Pick<SessionState, 'events'>;
     return {
       runId,
       firstSeq: state.firstSeq ?? 0,
@@ -222,7 +222,7 @@ export function temporalSessionRuns(workflows: Pick<WorkflowClient, 'getHandle'>
       reading.catch(() => closed.delete(runId));
       return reading;
     },
-    page: (runId, fromSeq) => queryPatiently(() => workflows.getHandle(workflowId, runId).query(logQuery, { fromSeq })),
+    page: (runId, fromSeq) => retryQueryTimeouts(() => workflows.getHandle(workflowId, runId).query(logQuery, { fromSeq })),
   };
 }
 

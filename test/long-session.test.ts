@@ -11,7 +11,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
-import { queryPatiently } from '../client/patient-query';
+import { retryQueryTimeouts } from '../client/query-timeout-retry';
 import { workflowBundle } from './support/local-agent';
 import type { RecordedRequest } from '../scripts/scripted-llm/server';
 import { stateQuery, type SessionState } from '../contracts/api';
@@ -179,7 +179,7 @@ describe('a 60-turn session with 2 KiB tool results in an 8 000-token window', (
   it('fork --at an event of the first run gives a session that answers a new message', async () => {
     const { workflowId, firstRunId, model, log, state } = long();
     // The first run is closed: a worker answers its Query by replaying it.
-    const first = await queryPatiently(() => handle(workflowId, firstRunId).query(stateQuery));
+    const first = await retryQueryTimeouts(() => handle(workflowId, firstRunId).query(stateQuery));
     expect(first.firstSeq).toBe(0);
     // The last turn the first run ended, long before the latest run's first event.
     const cut = log.filter((e) => e.type === 'turn/end' && e.seq < first.events).at(-1);

@@ -498,10 +498,10 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'query-timeout-not-asked-again',
     breaks: 'a Query the server timed out waiting for a worker fails the read at once instead of being asked again',
-    file: 'client/patient-query.ts',
+    file: 'client/query-timeout-retry.ts',
     find: '      if (attempt >= QUERY_ATTEMPTS || !isGrpcDeadlineError(error)) throw error;',
     replace: '      throw error;',
-    killers: ['test/patient-query.test.ts'],
+    killers: ['test/query-timeout-retry.test.ts'],
   },
   {
     name: 'closed-run-asked-twice',

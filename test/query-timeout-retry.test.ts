@@ -1,7 +1,7 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explainError } from '../client/errors';
-import { QUERY_ATTEMPTS, queryPatiently } from '../client/patient-query';
+import { QUERY_ATTEMPTS, retryQueryTimeouts } from '../client/query-timeout-retry';
 import { stateQuery } from '../contracts/api';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 
@@ -34,13 +34,13 @@ function flaky(failures: number, error: () => unknown) {
 describe('a Query the server timed out waiting for a worker', () => {
   it('is asked again, and its answer returned', async () => {
     const query = flaky(QUERY_ATTEMPTS - 1, () => timedOut);
-    await expect(queryPatiently(query.ask)).resolves.toBe('answer');
+    await expect(retryQueryTimeouts(query.ask)).resolves.toBe('answer');
     expect(query.asked()).toBe(QUERY_ATTEMPTS);
   });
 
   it(`fails with the timeout after ${QUERY_ATTEMPTS} attempts, explained as a worker that did not answer in time`, async () => {
     const query = flaky(QUERY_ATTEMPTS, () => timedOut);
-    const error = await queryPatiently(query.ask).then(() => undefined, (e: unknown) => e);
+    const error = await retryQueryTimeouts(query.ask).then(() => undefined, (e: unknown) => e);
     expect(error).toBe(timedOut);
     expect(query.asked()).toBe(QUERY_ATTEMPTS);
     expect(explainError(error, { namespace: 'default', address: 'localhost:7233' })).toEqual({
@@ -51,7 +51,7 @@ describe('a Query the server timed out waiting for a worker', () => {
 
   it('is the only failure asked again: a session that does not exist is reported at once', async () => {
     const query = flaky(1, () => new WorkflowNotFoundError('no such session', 'no-such-session', undefined));
-    await expect(queryPatiently(query.ask)).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(retryQueryTimeouts(query.ask)).rejects.toBeInstanceOf(WorkflowNotFoundError);
     expect(query.asked()).toBe(1);
   });
 });

@@ -9,7 +9,7 @@ import { isGrpcDeadlineError } from '@temporalio/client';
 export const QUERY_ATTEMPTS = 3;
 
 /** `ask`, asked again while the server times it out waiting for a worker, up to {@link QUERY_ATTEMPTS} times in all. */
-export async function queryPatiently<T>(ask: () => Promise<T>): Promise<T> {
+export async function retryQueryTimeouts<T>(ask: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await ask();
