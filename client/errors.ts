@@ -59,7 +59,7 @@ export function explainError(error: unknown, context: { namespace: string; addre
     return { message: 'the session did not answer: no worker is polling its task queue (start one with npm run worker)', exitCode: 1 };
   }
   if (isGrpcDeadlineError(error)) {
-    return { message: `the session's worker did not answer in time (busy, or replaying a long closed run); try again: ${firstLine(causeMessages(error))}`, exitCode: 1 };
+    return { message: `the session did not answer in time (its worker busy or gone, or replaying a long closed run); try again: ${firstLine(causeMessages(error))}`, exitCode: 1 };
   }
   if (grpc === GRPC_UNAVAILABLE) {
     return { message: `lost the Temporal server at ${context.address}: ${firstLine(messageOf(error))}`, exitCode: 1 };

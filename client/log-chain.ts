@@ -207,7 +207,8 @@ export function temporalSessionRuns(workflows: Pick<WorkflowClient, 'getHandle'>
   };
   // A run asked for by id is one that another continued from: closed, so its answer never
   // changes, and each Query to it costs a worker a replay of its whole history. A fork
-  // walks the chain twice at once (its tail and the counts after its cut): each run once.
+  // walks the chain twice at once (its tail and the counts after its cut): each such run
+  // is asked once. The latest run is asked each time: it may still be growing.
   const closed = new Map<string, Promise<SessionRun>>();
   return {
     async latest() {

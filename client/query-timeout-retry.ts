@@ -5,6 +5,7 @@ import { isGrpcDeadlineError } from '@temporalio/client';
  * the caller's, the server waits about 30 s for a worker to answer; a Query to a closed
  * run is answered by replaying its whole history, which a worker busy with live sessions
  * can take longer than that to get to. The Query writes nothing, so asking again is safe.
+ * Under a deadline of the caller's (`watch` has one), the attempts after it fail at once.
  */
 export const QUERY_ATTEMPTS = 3;
 

@@ -175,7 +175,7 @@ describe('a 60-turn session with 2 KiB tool results in an 8 000-token window', (
   });
 
   // A closed run's Queries are answered by replaying it: on a loaded machine one can time
-  // out (about 30 s) and be asked again, so this test is given three times that.
+  // out (the server waits about 30 s) and be asked again, so this test has 180 s.
   it('fork --at an event of the first run gives a session that answers a new message', async () => {
     const { workflowId, firstRunId, model, log, state } = long();
     // The first run is closed: a worker answers its Query by replaying it.

@@ -38,13 +38,13 @@ describe('a Query the server timed out waiting for a worker', () => {
     expect(query.asked()).toBe(QUERY_ATTEMPTS);
   });
 
-  it(`fails with the timeout after ${QUERY_ATTEMPTS} attempts, explained as a worker that did not answer in time`, async () => {
+  it(`fails with the timeout after ${QUERY_ATTEMPTS} attempts, explained as a session that did not answer in time`, async () => {
     const query = flaky(QUERY_ATTEMPTS, () => timedOut);
     const error = await retryQueryTimeouts(query.ask).then(() => undefined, (e: unknown) => e);
     expect(error).toBe(timedOut);
     expect(query.asked()).toBe(QUERY_ATTEMPTS);
     expect(explainError(error, { namespace: 'default', address: 'localhost:7233' })).toEqual({
-      message: expect.stringMatching(/^the session's worker did not answer in time \(busy, or replaying a long closed run\); try again: /),
+      message: expect.stringMatching(/^the session did not answer in time \(its worker busy or gone, or replaying a long closed run\); try again: /),
       exitCode: 1,
     });
   });

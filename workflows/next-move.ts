@@ -4,8 +4,9 @@ import type { QueuedMessage, SessionState } from './session-state';
 
 /**
  * What the session does next, decided in `nextMove` and acted on by the session's loop.
- * Only a person (`end`) or the idle clock ends a session. No limit does: `maxSteps` ends
- * a turn, and a spent budget fails the turn and keeps the session open to be raised.
+ * Of its moves only `end` ends a session, asked for by a person or by the idle clock; no
+ * limit does: `maxSteps` ends a turn, and a spent budget fails the turn and keeps the
+ * session open to be raised. (A session can still fail: see continue-as-new.ts.)
  */
 export type NextMove =
   | { kind: 'run-turn'; message: QueuedMessage }
