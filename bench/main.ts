@@ -166,7 +166,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** The machine the figures come from, and how busy it was. */
 /**
  * The report of a run of one mode (`--only`, `--compare`): its JSON, with the scale and the
  * machine, to `--out` or bench/results/bench-<stem>-<date>.json, and its table after a header.
@@ -186,6 +185,7 @@ async function reportOneMode(
   console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
 }
 
+/** The machine the figures come from, and how busy it was. */
 function machineOf(date: string, loadBefore: number[]): BenchResult['machine'] {
   return {
     date,
