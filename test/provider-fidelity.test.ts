@@ -199,9 +199,9 @@ describe('stream shapes the recordings lack', () => {
   });
 });
 
-describe('the README', () => {
-  it('names every LLM failure type, and has a row for content_blocked and for the refusal stop reason', async () => {
-    const readme = await readFile(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
+describe('the LLM call docs', () => {
+  it('name every LLM failure type, and have a row for content_blocked and for the refusal stop reason', async () => {
+    const readme = await readFile(path.join(import.meta.dirname, '..', 'docs', 'llm-calls.md'), 'utf8');
     for (const type of [...RETRYABLE_LLM_ERROR_TYPES, ...NON_RETRYABLE_LLM_ERROR_TYPES]) expect(readme, type).toContain(`\`${type}\``);
     expect(readme).toMatch(/^\| `content_blocked` \(failure type, never retried\) \|/m);
     expect(readme).toMatch(/^\| `refusal` \(stop reason of the answer\) \|/m);
