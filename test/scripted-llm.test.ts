@@ -14,7 +14,9 @@ let counter = 0;
 const modelName = (prefix = 'scripted') => `${prefix}-${++counter}`;
 
 beforeAll(async () => {
-  llm = await startScriptedLlm();
+  // Refusing what is not scripted: this file tests the scripted replies, and one of its
+  // tests that scripts too few must fail loudly, not get the demo model's answer.
+  llm = await startScriptedLlm({ demo: false });
 });
 afterAll(async () => {
   await llm.close();
@@ -552,7 +554,7 @@ describe('reasoning signatures, refused as the real APIs refuse them', () => {
 });
 
 describe.each(PROVIDERS)('every provider (%s)', (provider) => {
-  it('fails loudly with a 400 naming the model when no reply is scripted for it', async () => {
+  it('with demo: false, fails loudly with a 400 naming the model when no reply is scripted for it', async () => {
     const model = modelName('unscripted');
     const { status, raw } = await send(provider, model);
 
@@ -923,6 +925,36 @@ describe('command line', () => {
       expect(line).toMatch(/listening on http:\/\/0\.0\.0\.0:\d+$/);
     } finally {
       allowed.kill('SIGKILL');
+    }
+  }, 20_000);
+
+  it('answers a model with nothing scripted as the demo model, and with --refuse-unscripted refuses it with the loud 400', async () => {
+    const start = async (...flags: string[]) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', '0', ...flags], {
+        cwd: new URL('..', import.meta.url).pathname,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      return { child, url: /listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1] ?? '' };
+    };
+    const ask = (url: string) =>
+      request(`${url}/chat/completions`, {
+        method: 'POST',
+        dispatcher: agent,
+        body: JSON.stringify({ model: 'gpt-4.1', stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+      });
+    const [demo, strict] = await Promise.all([start(), start('--refuse-unscripted')]);
+    try {
+      const answered = await ask(demo.url);
+      expect(answered.statusCode).toBe(200);
+      expect(textOf('openai', parseSse(await answered.body.text()))).toContain('offline demo model');
+
+      const refused = await ask(strict.url);
+      expect(refused.statusCode).toBe(400);
+      expect(await refused.body.text()).toContain('no reply is scripted for model \\"gpt-4.1\\"');
+    } finally {
+      demo.child.kill('SIGKILL');
+      strict.child.kill('SIGKILL');
     }
   }, 20_000);
 

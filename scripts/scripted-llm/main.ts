@@ -15,6 +15,9 @@ import { isLoopback, startScriptedLlm } from './server';
  *   --context-window N  or SCRIPTED_LLM_CONTEXT_WINDOW: every model's context window in
  *                  tokens (JSON characters / 4); a larger request gets the provider's
  *                  context-overflow error. Default none; per model over `/_scripted/_window`
+ *   --refuse-unscripted  or SCRIPTED_LLM_REFUSE_UNSCRIPTED=1: a model with nothing scripted
+ *                  gets a loud 400 naming it instead of the offline demo model's answer
+ *                  (demo-model.ts), for a script that must not run short unnoticed
  *   --verbose      one line per model request: provider, model, reply kind, outcome, duration
  *
  * Prints one line, `scripted LLM listening on http://HOST:PORT`, and runs until SIGINT or SIGTERM.
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
       host: { type: 'string' },
       script: { type: 'string' },
       'context-window': { type: 'string' },
+      'refuse-unscripted': { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
     },
     strict: true,
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
   const llm = await startScriptedLlm({
     ...parsed.data,
     allowNonLoopback,
+    demo: !(values['refuse-unscripted'] || process.env.SCRIPTED_LLM_REFUSE_UNSCRIPTED === '1'),
     // Never the headers or the path: they may carry API keys.
     onSettled: values.verbose
       ? (r) =>

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultSummary, isCompactionRequest } from './compaction';
+import { demoReply } from './demo-model';
 import { checkedWindow, ContextWindows, requestTokens } from './context-window';
 import { CONTROL_PREFIX, handleControl } from './control-api';
 import { Holds } from './holds';
@@ -21,7 +22,8 @@ export type { ScriptedReply } from './script';
 /**
  * The scripted LLM: a local HTTP server that speaks the streaming wire formats of
  * Anthropic, OpenAI and Gemini and answers each request with the next scripted reply
- * for its model. The embedded default LLM of `npm start` and the double of every test.
+ * for its model, or, with none scripted, as the offline demo model (demo-model.ts).
+ * The embedded default LLM of `npm start` and the double of every test.
  */
 export interface ScriptedLlm {
   /** `http://127.0.0.1:PORT`, the base URL for ANTHROPIC_BASE_URL, OPENAI_BASE_URL and GEMINI_BASE_URL. */
@@ -67,6 +69,13 @@ export interface ScriptedLlmOptions {
   onSettled?: (request: RecordedRequest) => void;
   /** A context window (tokens) for every model without one of its own (`setContextWindow`). Default: none. */
   contextWindow?: number;
+  /**
+   * Default true: a model with nothing scripted (and a name not starting with `echo`) is
+   * answered by the offline demo model (demo-model.ts), as a new user's own prompt is.
+   * False: refused with a loud 400 naming the model, for a test that wants to know it
+   * scripted too few replies.
+   */
+  demo?: boolean;
 }
 
 const DIALECTS: readonly Dialect[] = [anthropic, openai, google];
@@ -85,6 +94,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
   const windows = new ContextWindows(opts.contextWindow === undefined ? undefined : checkedWindow(opts.contextWindow, 'contextWindow'));
   const holds = new Holds();
   const log = new RequestLog();
+  const demo = opts.demo ?? true;
   const inflight = new Set<AbortController>();
   const handlers = new Set<Promise<void>>();
   let closing = false;
@@ -93,7 +103,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
    * Picks what to play: the provider's 4xx for a request the fake cannot serve, whose tool
    * calls and results are not paired, or that is above the model's window; for a
    * compaction request its next compaction reply or the default summary; otherwise the
-   * next scripted reply or an echo.
+   * next scripted reply, an echo, or the demo model's answer.
    */
   function chooseReply(
     dialect: Dialect,
@@ -131,6 +141,10 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     if (scripted) return { reply: scripted, replyKind: scripted.kind };
     if (model.startsWith('echo')) {
       return { reply: { kind: 'text', text: `You said: ${dialect.lastUserText(body)}` }, replyKind: 'echo' };
+    }
+    if (demo) {
+      const reply = demoReply(dialect.provider, body);
+      return { reply, replyKind: reply.kind };
     }
     // Failing loudly: a fake that invents replies hides the bug of a test that scripted too few.
     const message =
