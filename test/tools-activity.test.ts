@@ -9,7 +9,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createToolActivities, createToolRunner, type ToolActivitiesConfig } from '../activities/tools';
 import { idempotencyKey } from '../contracts/tools/registry';
-import type { RunToolRequest } from '../contracts/tools/tool-outcome';
+import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
 
 let server: Server;
 let port: number;
@@ -100,6 +100,14 @@ describe('runTool activity: results', () => {
       code: 'error',
       content: expect.stringContaining('Request blocked'),
     });
+  });
+
+  it('refuses a listed host name that resolves to loopback, so DNS cannot open the local network', async () => {
+    const { runTool } = createToolActivities(config({ httpAllowlist: [`localhost:${port}`] }));
+    const outcome = (await activityEnv().run(runTool, request('http_request', { method: 'GET', url: `http://localhost:${port}/ok` }))) as ToolOutcome;
+    expect(outcome.code).toBe('error');
+    expect(outcome.content).toContain('which is in the loopback range');
+    expect(requests).toHaveLength(0);
   });
 
   it('validates the input again and answers invalid input with the same error result as the workflow', async () => {

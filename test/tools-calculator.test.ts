@@ -74,6 +74,15 @@ describe('calculator: errors are results the model can act on', () => {
     expect(outcome.content).toContain(message);
   });
 
+  it.each(['valueOf(1)', '__proto__(1)', 'constructor(5) + 1', 'hasOwnProperty(2)', 'toString + 1', '__proto__'])(
+    'answers %s, a name of the object prototype, as an unknown name',
+    (expression) => {
+      const outcome = runCalculator({ expression });
+      expect(outcome.code).toBe('error');
+      expect(outcome.content).toMatch(/^Cannot evaluate: unknown name "\w+"; known functions and constants: sqrt, abs, floor, ceil, round, ln, log10, pi, e at position 1\./);
+    },
+  );
+
   it('refuses nesting deep enough to overflow the stack', () => {
     const expression = `${'('.repeat(500)}1${')'.repeat(500)}`;
     expect(runCalculator({ expression }).content).toContain('nested deeper than 200 levels');

@@ -1,9 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openInWorkspace } from '../activities/tools/open-in-workspace';
 import { runReadFile } from '../activities/tools/read-file';
+import { resolveWorkspacePath } from '../activities/tools/workspace-path';
 import { runWriteFile } from '../activities/tools/write-file';
 
 let base: string;
@@ -122,8 +126,36 @@ describe('write_file and read_file: confinement', () => {
     expect(existsSync(path.join(outside, 'not-yet.txt'))).toBe(false);
   });
 
+  it('answers a name longer than the file system allows with an error result, for reading and writing', async () => {
+    const long = `${'a'.repeat(300)}.md`;
+    expect(await read(long)).toEqual({ code: 'error', content: `Cannot read: "${'a'.repeat(100)}… (303 characters)" is too long.` });
+    expect(await write(long, 'x')).toEqual({ code: 'error', content: `Cannot write: "${'a'.repeat(100)}… (303 characters)" is too long.` });
+    expect(await write(`notes/${long}`, 'x')).toMatchObject({ code: 'error', content: expect.stringMatching(/ is too long\.$/) });
+  });
+
   it('rejects a NUL byte in the path', async () => {
     expect((await read('a\0b')).content).toContain('must not contain NUL');
+  });
+
+  it('refuses to read a file whose last component became a symlink after the check', async () => {
+    await write('late.txt', 'inside');
+    const checked = await resolveWorkspacePath(workspace, 'late.txt', 'read');
+    if (!checked.ok) throw new Error(checked.message);
+    await rm(path.join(workspace, 'late.txt'));
+    await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'late.txt'));
+    await expect(openInWorkspace(checked, 'read')).rejects.toMatchObject({ code: 'ELOOP' });
+  });
+
+  it.each(['read', 'write'] as const)('refuses to %s through a parent directory swapped for a symlink after the check, and leaves the outside file as it was', async (mode) => {
+    await write('sub/secret.txt', 'inside');
+    const checked = await resolveWorkspacePath(workspace, 'sub/secret.txt', mode);
+    if (!checked.ok) throw new Error(checked.message);
+    // The race the check cannot see: between it and the open, "sub" becomes a way out.
+    await rename(path.join(workspace, 'sub'), path.join(workspace, 'sub-moved'));
+    await symlink(outside, path.join(workspace, 'sub'));
+    const opened = await openInWorkspace(checked, mode);
+    expect(opened).toEqual({ ok: false, message: 'path "sub/secret.txt" led outside the workspace when it was opened (a directory on the way changed)' });
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
   });
 
   it('stops before touching the disk when cancelled', async () => {
@@ -133,5 +165,25 @@ describe('write_file and read_file: confinement', () => {
       'cancelled',
     );
     expect(existsSync(path.join(workspace, 'x.txt'))).toBe(false);
+  });
+});
+
+describe('write_file and read_file: what is not a regular file', () => {
+  it('answers a named pipe at once with an error result, for reading and writing, instead of waiting for a writer', async () => {
+    execFileSync('mkfifo', [path.join(workspace, 'pipe')]);
+    expect(await read('pipe')).toEqual({ code: 'error', content: 'Cannot read: pipe is not a regular file (a named pipe).' });
+    expect((await write('pipe', 'x')).code).toBe('error');
+  });
+
+  it('answers a socket with an error result', async () => {
+    const socketPath = path.join(workspace, 'sock');
+    const server: Server = createServer();
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      expect((await read('sock')).code).toBe('error');
+      expect((await write('sock', 'x')).code).toBe('error');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

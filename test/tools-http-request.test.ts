@@ -1,10 +1,13 @@
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { compileHttpAllowlist } from '../activities/tools/http-allowlist';
-import { runHttpRequest, type HttpToolOptions } from '../activities/tools/http-request';
+import { runHttpRequest, systemResolveHost, type HttpToolOptions, type ResolveHost } from '../activities/tools/http-request';
 import type { HttpRequestInput } from '../contracts/tools/http-request';
+import { makeTestCertificates, type TestCertificates } from './support/test-certificates';
 
 interface Seen {
   method: string;
@@ -97,8 +100,18 @@ const options = (overrides: Partial<HttpToolOptions> = {}): HttpToolOptions => (
   allowlist: compileHttpAllowlist([`127.0.0.1:${port}`]),
   maxResponseBytes: 64 * 1024,
   timeoutMs: 5_000,
+  resolveHost: systemResolveHost,
   ...overrides,
 });
+
+/** Names resolve as this table says, and only these: no query leaves the machine. */
+const resolveFrom =
+  (table: Record<string, string[]>): ResolveHost =>
+  async (hostname) => {
+    const addresses = table[hostname];
+    if (addresses === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return addresses.map((address) => ({ address }));
+  };
 
 const run = (input: HttpRequestInput, overrides: Partial<HttpToolOptions> = {}, context: { signal?: AbortSignal; idempotencyKey?: string } = {}) =>
   runHttpRequest(input, options(overrides), { signal: context.signal ?? new AbortController().signal, idempotencyKey: context.idempotencyKey });
@@ -124,6 +137,154 @@ describe('http_request: allowlist', () => {
     const outcome = await run({ method: 'GET', url: `${origin}/hello` }, { allowlist: compileHttpAllowlist(['127.0.0.1']) });
     expect(outcome.content).toContain('is not in the allowlist');
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe('http_request: addresses a name resolves to', () => {
+  const restricted = (entry: string) =>
+    `http_request reaches loopback, link-local and private addresses only when AGENT_HTTP_ALLOWLIST lists that IP itself (${entry}), never through a host name or a wildcard. The request was not sent.`;
+
+  it('refuses a listed name that resolves to loopback (localhost, by the system resolver), without sending anything', async () => {
+    const outcome = await run({ method: 'GET', url: `http://localhost:${port}/hello` }, { allowlist: compileHttpAllowlist([`localhost:${port}`]) });
+    expect(outcome.code).toBe('error');
+    expect(outcome.content).toMatch(new RegExp(`^Request blocked: localhost:${port} resolves to (127\\.0\\.0\\.1|::1), which is in the loopback range; `));
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a name under a listed *.domain whose DNS answers 127.0.0.1, and names the entry that would open it', async () => {
+    const outcome = await run(
+      { method: 'POST', url: `http://rebound.example.test:${port}/orders`, body: 'x' },
+      { allowlist: compileHttpAllowlist([`*.example.test:${port}`]), resolveHost: resolveFrom({ 'rebound.example.test': ['127.0.0.1'] }) },
+      { idempotencyKey: 'agent-1' },
+    );
+    expect(outcome).toEqual({
+      code: 'error',
+      content: `Request blocked: rebound.example.test:${port} resolves to 127.0.0.1, which is in the loopback range; ${restricted(`127.0.0.1:${port}`)}`,
+    });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a name when any of its addresses is restricted, even if another is public', async () => {
+    const outcome = await run(
+      { method: 'GET', url: `http://split.example.test:${port}/hello` },
+      { allowlist: compileHttpAllowlist([`split.example.test:${port}`]), resolveHost: resolveFrom({ 'split.example.test': ['127.0.0.1', '198.51.100.7'] }) },
+    );
+    expect(outcome.content).toContain(`split.example.test:${port} resolves to 127.0.0.1, which is in the loopback range`);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('reaches a loopback address through a name when the IP itself is listed, keeping the name in Host', async () => {
+    const outcome = await run(
+      { method: 'GET', url: `http://app.example.test:${port}/hello` },
+      { allowlist: compileHttpAllowlist([`app.example.test:${port}`, `127.0.0.1:${port}`]), resolveHost: resolveFrom({ 'app.example.test': ['127.0.0.1'] }) },
+    );
+    expect(outcome.code).toBe('ok');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.headers.host).toBe(`app.example.test:${port}`);
+  });
+
+  it('does not let a listed IP on one port open it on another through a name', async () => {
+    const outcome = await run(
+      { method: 'GET', url: `http://app.example.test:${port}/hello` },
+      { allowlist: compileHttpAllowlist([`app.example.test:${port}`, '127.0.0.1:1']), resolveHost: resolveFrom({ 'app.example.test': ['127.0.0.1'] }) },
+    );
+    expect(outcome.content).toContain('which is in the loopback range');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a loopback IP literal that only * matches', async () => {
+    const outcome = await run({ method: 'GET', url: `${origin}/hello` }, { allowlist: compileHttpAllowlist(['*']) });
+    expect(outcome).toEqual({ code: 'error', content: `Request blocked: 127.0.0.1:${port} is in the loopback range; ${restricted(`127.0.0.1:${port}`)}` });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses the IPv4-mapped form of a listed loopback IP', async () => {
+    const outcome = await run({ method: 'GET', url: `http://[::ffff:127.0.0.1]:${port}/hello` }, { allowlist: compileHttpAllowlist(['*', `127.0.0.1:${port}`]) });
+    expect(outcome.content).toContain(`[::ffff:7f00:1]:${port} is in the IPv4-mapped range`);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('tries the next address of a name when a connection is refused before anything was sent', async () => {
+    // The server listens on 127.0.0.1 only: [::1] refuses the port (or has no IPv6 at all).
+    const outcome = await run(
+      { method: 'GET', url: `http://twice.example.test:${port}/hello` },
+      {
+        allowlist: compileHttpAllowlist([`twice.example.test:${port}`, `[::1]:${port}`, `127.0.0.1:${port}`]),
+        resolveHost: resolveFrom({ 'twice.example.test': ['::1', '127.0.0.1'] }),
+      },
+    );
+    expect(outcome.code).toBe('ok');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('connects to the address it checked, never to a second resolution of the name', async () => {
+    // The system resolver says localhost is 127.0.0.1, where the server listens; the checked answer is [::1], where nothing does.
+    const outcome = await run(
+      { method: 'GET', url: `http://localhost:${port}/hello` },
+      { allowlist: compileHttpAllowlist([`localhost:${port}`, `[::1]:${port}`]), resolveHost: resolveFrom({ localhost: ['::1'] }) },
+    );
+    expect(outcome.code).toBe('error');
+    expect(outcome.content).toMatch(/The request was not sent\.$/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('reports a name that does not resolve as an error result that says nothing was sent', async () => {
+    const outcome = await run(
+      { method: 'GET', url: `http://nowhere.example.test:${port}/hello` },
+      { allowlist: compileHttpAllowlist([`*.example.test:${port}`]), resolveHost: resolveFrom({}) },
+    );
+    expect(outcome).toEqual({
+      code: 'error',
+      content: `GET http://nowhere.example.test:${port}/hello failed: getaddrinfo ENOTFOUND nowhere.example.test (ENOTFOUND). The request was not sent.`,
+    });
+  });
+
+  it('stops waiting for a resolution that never ends at the deadline', async () => {
+    const outcome = await run(
+      { method: 'GET', url: `http://slow.example.test:${port}/hello` },
+      { allowlist: compileHttpAllowlist([`*.example.test:${port}`]), resolveHost: () => new Promise(() => {}), timeoutMs: 200 },
+    );
+    expect(outcome).toEqual({ code: 'error', content: `GET http://slow.example.test:${port}/hello timed out after 200 ms.` });
+  });
+});
+
+describe('http_request: TLS to the checked address', () => {
+  let certificates: TestCertificates;
+  let tls: TlsServer;
+  let tlsPort: number;
+  let trusting: Agent;
+
+  beforeAll(async () => {
+    certificates = await makeTestCertificates();
+    tls = createTlsServer({ cert: await readFile(certificates.serverCert), key: await readFile(certificates.serverKey) }, (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`secure ${req.headers.host}`);
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    tlsPort = (tls.address() as AddressInfo).port;
+    trusting = new Agent({ connect: { ca: await readFile(certificates.caCert) } });
+  });
+
+  afterAll(async () => {
+    await trusting.close();
+    tls.closeAllConnections();
+    await new Promise<void>((resolve) => tls.close(() => resolve()));
+    await certificates.remove();
+  });
+
+  const overTls = (hostname: string) =>
+    run(
+      { method: 'GET', url: `https://${hostname}:${tlsPort}/` },
+      { dispatcher: trusting, allowlist: compileHttpAllowlist([`${hostname}:${tlsPort}`, `127.0.0.1:${tlsPort}`]), resolveHost: resolveFrom({ [hostname]: ['127.0.0.1'] }) },
+    );
+
+  it('connects to the address but verifies the certificate for the name (and sends it as SNI and Host)', async () => {
+    expect(await overTls('localhost')).toEqual({ code: 'ok', content: `HTTP 200 OK\ncontent-type: text/plain\n\nsecure localhost:${tlsPort}` });
+  });
+
+  it('refuses a certificate that is for the address but not for the name', async () => {
+    const outcome = await overTls('other.example.test');
+    expect(outcome.code).toBe('error');
+    expect(outcome.content).toContain('(ERR_TLS_CERT_ALTNAME_INVALID)');
   });
 });
 
@@ -237,6 +398,12 @@ describe('http_request: time and cancellation', () => {
     const controller = new AbortController();
     controller.abort(new Error('cancelled before start'));
     await expect(run({ method: 'POST', url: `${origin}/orders` }, {}, { signal: controller.signal })).rejects.toThrow('cancelled before start');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('says nothing was sent when a header value cannot be written (outside Latin-1), even for a POST', async () => {
+    const outcome = await run({ method: 'POST', url: `${origin}/orders`, headers: { 'x-note': 'tea 😀' }, body: 'x' }, {}, { idempotencyKey: 'agent-2' });
+    expect(outcome).toEqual({ code: 'error', content: `POST ${origin}/orders failed: invalid x-note header (UND_ERR_INVALID_ARG). The request was not sent.` });
     expect(seen).toHaveLength(0);
   });
 

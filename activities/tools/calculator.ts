@@ -14,17 +14,24 @@ import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
 export type Evaluation = { ok: true; value: number } | { ok: false; message: string; position: number };
 
-const FUNCTIONS: Record<string, (x: number) => number | string> = {
-  sqrt: (x) => (x < 0 ? 'sqrt of a negative number' : Math.sqrt(x)),
-  abs: Math.abs,
-  floor: Math.floor,
-  ceil: Math.ceil,
-  round: Math.round,
-  ln: (x) => (x <= 0 ? 'ln of a number that is not positive' : Math.log(x)),
-  log10: (x) => (x <= 0 ? 'log10 of a number that is not positive' : Math.log10(x)),
-};
+/**
+ * Maps, not object literals: a name the model writes is looked up among these entries only,
+ * never on the object prototype (`valueOf`, `constructor`, `__proto__`).
+ */
+const FUNCTIONS: ReadonlyMap<string, (x: number) => number | string> = new Map<string, (x: number) => number | string>([
+  ['sqrt', (x) => (x < 0 ? 'sqrt of a negative number' : Math.sqrt(x))],
+  ['abs', Math.abs],
+  ['floor', Math.floor],
+  ['ceil', Math.ceil],
+  ['round', Math.round],
+  ['ln', (x) => (x <= 0 ? 'ln of a number that is not positive' : Math.log(x))],
+  ['log10', (x) => (x <= 0 ? 'log10 of a number that is not positive' : Math.log10(x))],
+]);
 
-const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E };
+const CONSTANTS: ReadonlyMap<string, number> = new Map([
+  ['pi', Math.PI],
+  ['e', Math.E],
+]);
 
 /** Deep enough for any real formula, shallow enough that "((((…" cannot overflow the stack. */
 const MAX_DEPTH = 200;
@@ -161,7 +168,7 @@ class Parser {
       return value;
     }
     if (token.kind === 'name') {
-      const fn = FUNCTIONS[token.name];
+      const fn = FUNCTIONS.get(token.name);
       if (fn) {
         const open = this.next();
         if (open.kind !== 'op' || open.op !== '(') throw new EvaluationError(`expected "(" after ${token.name}`, open.position);
@@ -171,9 +178,9 @@ class Parser {
         if (typeof result === 'string') throw new EvaluationError(result, token.position);
         return result;
       }
-      const constant = CONSTANTS[token.name];
+      const constant = CONSTANTS.get(token.name);
       if (constant !== undefined) return constant;
-      const known = [...Object.keys(FUNCTIONS), ...Object.keys(CONSTANTS)].join(', ');
+      const known = [...FUNCTIONS.keys(), ...CONSTANTS.keys()].join(', ');
       throw new EvaluationError(`unknown name "${token.name}"; known functions and constants: ${known}`, token.position);
     }
     throw new EvaluationError(`unexpected ${describe(token)}; expected a number, a function or "("`, token.position);

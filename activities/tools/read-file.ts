@@ -1,8 +1,8 @@
-import { open } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
 import type { ReadFileInput } from '../../contracts/tools/read-file';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
-import { describeFileError } from './file-errors';
+import { describeFileError, quotedPath } from './file-errors';
+import { openInWorkspace } from './open-in-workspace';
 import type { ToolRunContext } from './tool-run-context';
 import { resolveWorkspacePath } from './workspace-path';
 
@@ -14,13 +14,16 @@ export interface FileToolOptions {
 
 export async function runReadFile(input: ReadFileInput, options: FileToolOptions, context: ToolRunContext): Promise<ToolOutcome> {
   context.signal.throwIfAborted();
-  const resolved = await resolveWorkspacePath(options.workspaceDir, input.path, 'read');
-  if (!resolved.ok) return { code: 'error', content: `Cannot read: ${resolved.message}.` };
+  // Until the path is resolved, errors (a name too long for the file system) quote what the model wrote.
+  let display = quotedPath(input.path);
   try {
-    const handle = await open(resolved.real, 'r');
+    const resolved = await resolveWorkspacePath(options.workspaceDir, input.path, 'read');
+    if (!resolved.ok) return { code: 'error', content: `Cannot read: ${resolved.message}.` };
+    display = resolved.display;
+    const opened = await openInWorkspace(resolved, 'read');
+    if (!opened.ok) return { code: 'error', content: `Cannot read: ${opened.message}.` };
+    const { handle, stats } = opened;
     try {
-      const stats = await handle.stat();
-      if (stats.isDirectory()) return { code: 'error', content: `Cannot read: ${resolved.display} is a directory.` };
       // Read one byte past the cap: the only reliable way to know there is more (size lies for /proc-like files).
       const buffer = Buffer.alloc(options.maxFileBytes + 1);
       let length = 0;
@@ -41,7 +44,7 @@ export async function runReadFile(input: ReadFileInput, options: FileToolOptions
       await handle.close();
     }
   } catch (error) {
-    const described = describeFileError(error, resolved.display);
+    const described = describeFileError(error, display);
     if (described === undefined) throw error;
     return { code: 'error', content: `Cannot read: ${described}.` };
   }

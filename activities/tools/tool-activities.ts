@@ -10,7 +10,7 @@ import { BUILTIN_TOOLS, findTool, validateToolInput, type BuiltinTool, type Buil
 import { RunToolRequestSchema, type RunToolRequest, type ToolActivities, type ToolOutcome } from '../../contracts/tools/tool-outcome';
 import { runCalculator } from './calculator';
 import { compileHttpAllowlist, HTTP_ALLOWLIST_ENV } from './http-allowlist';
-import { runHttpRequest } from './http-request';
+import { runHttpRequest, systemResolveHost, type ResolveHost } from './http-request';
 import { runReadFile } from './read-file';
 import type { ToolRunContext } from './tool-run-context';
 import { WORKSPACE_ENV } from './workspace-path';
@@ -24,7 +24,7 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
  * Everything tool results are sent to the model through lands in the workflow history,
  * whose payloads Temporal caps at 2 MiB; 1 MiB leaves room for the rest of the event.
  */
-const MAX_CONTENT_BYTES = 1024 * 1024;
+export const MAX_CONTENT_BYTES = 1024 * 1024;
 
 /** The shortest gap between the request deadline and the activity's own timeout. */
 const HTTP_DEADLINE_MARGIN_MS = 5_000;
@@ -42,6 +42,11 @@ const ToolActivitiesConfigSchema = z.object({
   workspaceDir: z.string().min(1, { error: 'must not be empty' }),
   /** `AGENT_HTTP_ALLOWLIST` entries (see http-allowlist.ts). Default: none, so http_request reaches nothing. */
   httpAllowlist: z.array(z.string()).default([]),
+  /**
+   * How http_request turns a host name into addresses. Default: the system resolver. Tests
+   * give names the addresses they need without asking DNS, so no query leaves the machine.
+   */
+  resolveHost: z.custom<ResolveHost>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Response body bytes shown to the model. Default 64 KiB. */
   maxResponseBytes: z.number().int().min(1).max(MAX_CONTENT_BYTES).default(DEFAULT_MAX_RESPONSE_BYTES),
   /** File bytes read_file shows to the model. Default 64 KiB. */
@@ -104,6 +109,7 @@ export function createToolRunner(config: ToolActivitiesConfig): ToolRunner {
     allowlist: settings.allowlist,
     maxResponseBytes: settings.maxResponseBytes,
     timeoutMs: settings.httpTimeoutMs,
+    resolveHost: settings.resolveHost ?? systemResolveHost,
   };
   const implementations: Implementations = {
     calculator: (input) => runCalculator(input),

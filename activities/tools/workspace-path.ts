@@ -3,10 +3,15 @@ import path from 'node:path';
 
 export const WORKSPACE_ENV = 'AGENT_WORKSPACE';
 
-export type WorkspacePath =
-  /** `real` has every existing component resolved; `display` is what the model is shown. */
-  | { ok: true; real: string; display: string }
-  | { ok: false; message: string };
+/** `real` has every existing component resolved; `root` is the workspace's realpath; `display` is what the model is shown. */
+export interface CheckedPath {
+  ok: true;
+  root: string;
+  real: string;
+  display: string;
+}
+
+export type WorkspacePath = CheckedPath | { ok: false; message: string };
 
 /**
  * Maps a path the model gave to a real path inside the workspace, or says why not.
@@ -20,8 +25,8 @@ export type WorkspacePath =
  * instead, and a target that is a dangling symlink is refused: writing through it would
  * create its target wherever it points.
  *
- * Not covered: a process that swaps a directory for a symlink between this check and the
- * write. The workspace belongs to the agent; nothing else is expected to race it.
+ * A directory swapped for a symlink between this check and the open is caught after the
+ * open, by the descriptor (open-in-workspace.ts).
  */
 export async function resolveWorkspacePath(workspaceDir: string, requested: string, mode: 'read' | 'write'): Promise<WorkspacePath> {
   if (requested.includes('\0')) return { ok: false, message: 'path must not contain NUL characters' };
@@ -43,7 +48,7 @@ export async function resolveWorkspacePath(workspaceDir: string, requested: stri
       if (hasCode(error, 'ELOOP')) return { ok: false, message: `path "${requested}" has a symlink loop` };
       throw error;
     }
-    return isInside(root, real) ? { ok: true, real, display } : escaped;
+    return isInside(root, real) ? { ok: true, root, real, display } : escaped;
   }
 
   // Walk up to the deepest entry that exists (lstat: a dangling symlink exists too).
@@ -64,10 +69,10 @@ export async function resolveWorkspacePath(workspaceDir: string, requested: stri
     throw error;
   }
   if (!isInside(root, realExisting)) return escaped;
-  return { ok: true, real: path.join(realExisting, ...missing), display };
+  return { ok: true, root, real: path.join(realExisting, ...missing), display };
 }
 
-function isInside(base: string, candidate: string): boolean {
+export function isInside(base: string, candidate: string): boolean {
   const relative = path.relative(base, candidate);
   return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
