@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { decodeTimeoutType, type LoadedDataConverter } from '@temporalio/common';
 // A CommonJS package: its namespaces are read from the default export under ESM.
 import proto, { type google, type temporal } from '@temporalio/proto';
-import { stateQuery, type SessionState } from '../contracts/api';
+import { contextQuery, stateQuery, type ImplausibleUsage, type SessionState } from '../contracts/api';
 import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import type { LlmHeartbeat } from '../contracts/llm-call';
 import { policyInForce } from '../contracts/retry-policy';
@@ -27,16 +27,24 @@ export interface ActivityProgress {
 export interface Progress {
   state: SessionState;
   activities: ActivityProgress[];
+  /** The `context` Query's answer: absent from a session on a worker version from before it. */
+  context?: { implausibleUsage?: ImplausibleUsage };
 }
 
 /**
- * A session's live progress: its own state by Query, and the pending activities from
- * Temporal: attempt counts, the last failure, the next attempt time and the heartbeat
- * details (streamed text). Both are safe under replay: nothing here is written to history.
+ * A session's live progress: its own state by Query, what its compaction makes of the
+ * provider's usage, and the pending activities from Temporal: attempt counts, the last
+ * failure, the next attempt time and the heartbeat details (streamed text). All are safe
+ * under replay: nothing here is written to history.
  */
 export async function readProgress(client: Client, handle: SessionHandle): Promise<Progress> {
-  const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
-  return { state, activities: await pendingActivities(client, description) };
+  const [state, description, context] = await Promise.all([handle.query(stateQuery), handle.describe(), readContext(handle)]);
+  return { state, activities: await pendingActivities(client, description), ...(context ? { context } : {}) };
+}
+
+/** The `context` Query, or nothing from a worker version that does not answer it. */
+export function readContext(handle: SessionHandle): Promise<Progress['context']> {
+  return handle.query(contextQuery).catch(() => undefined);
 }
 
 /** The pending activities of a described workflow, heartbeat details decoded. */
@@ -138,6 +146,8 @@ export function describeProgress(progress: Progress, now: number): string[] {
   }
   for (const approval of state.pendingApprovals) lines.push(`${where} · waiting for approval of ${approval.name} #${approval.callId}`);
   if (lines.length === 0) lines.push(`${where} · ${state.phase}`);
+  const wrong = progress.context?.implausibleUsage;
+  if (wrong) lines.push(`${where} · the provider reported ${wrong.reportedInputTokens} input tokens for a request of ~${wrong.requestTokens}: compaction estimates from the request's size`);
   const spent = spendLine(state);
   if (spent) lines.push(`${where} · ${spent}`);
   return lines;

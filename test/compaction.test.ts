@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { SessionInputSchema } from '../contracts/api';
-import { cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, tailToCarry, tokensOfChars, toolListCutOff, type RequestFrame } from '../workflows/compaction';
+import {
+  cutPoint,
+  estimateAfterCompaction,
+  estimateRequestTokens,
+  implausibleUsage,
+  leavesNoRoomForAnswer,
+  passesThreshold,
+  requestSizeTokens,
+  tailToCarry,
+  tokensOfChars,
+  toolListCutOff,
+  type RequestFrame,
+} from '../workflows/compaction';
 import { conversationOf } from '../contracts/conversation';
 import { MODEL_WINDOWS, ModelWindowsFileSchema, sessionContextWindow, windowOf } from '../contracts/model-windows';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { SessionState } from '../workflows/session-state';
 import { recordCarriedToolList } from '../workflows/continue-as-new';
 import { latestMcpToolList } from '../contracts/tools/mcp-tools';
-import { calling, logOf, turnEvents } from './support/tool-turns';
+import { answering, calling, logOf, turnEvents } from './support/tool-turns';
 
 const compacted = (turn: number, throughSeq: number): NewSessionEvent => ({ type: 'context/compacted', turn, throughSeq, summary: `through ${throughSeq}`, tokensBefore: 1000, tokensAfter: 100 });
 const turnEndOf = (events: readonly SessionEvent[], turn: number) => events.find((e) => e.type === 'turn/end' && e.turn === turn)!.seq;
@@ -86,10 +98,38 @@ describe('the estimate of the next request', () => {
     expect(after).toBeLessThan(500);
   });
 
+  it('counts a request by its size alone as the whole-request estimate does: system, tools and conversation sent, characters / 4', () => {
+    const log = logOf([...turnEvents(1, 'z'.repeat(20_000)), ...turnEvents(2).slice(0, 2)]);
+    const sent = JSON.stringify(conversationOf(log.events, 'anthropic')).length;
+    expect(requestSizeTokens(log.events, frame, { provider: 'anthropic' })).toBe(tokensOfChars(frame.system!.length + JSON.stringify(frame.tools).length + sent));
+    // The provider's report (10 + 2 tokens for the last call) is what the estimate starts from.
+    expect(estimateRequestTokens(log.events, frame)).toBeLessThan(requestSizeTokens(log.events, frame) / 10);
+  });
+
   it('passes the threshold only with a known window and above compactAt of it', () => {
     expect(passesThreshold(7_501, 10_000, 0.75)).toBe(true);
     expect(passesThreshold(7_500, 10_000, 0.75)).toBe(false);
     expect(passesThreshold(1e9, null, 0.75)).toBe(false);
+  });
+});
+
+describe('a reported usage that looks wrong', () => {
+  const big = 'z'.repeat(20_000);
+  /** Turn 1 read a large file; turn 2's first call reported `inputTokens` for the request that carried it. */
+  const reporting = (inputTokens: number) => logOf([...turnEvents(1, big), ...turnEvents(2).slice(0, 2), { type: 'assistant', turn: 2, step: 1, message: answering('noted', { inputTokens, outputTokens: 3 }) }]);
+
+  it('is a last call that reported under half the input tokens its request held by size, named with both counts', () => {
+    const log = reporting(12);
+    const requestTokens = requestSizeTokens(log.events.slice(0, -1), frame, { currentTurn: 2 });
+    expect(requestTokens).toBeGreaterThan(5_000);
+    expect(implausibleUsage(log.events, frame)).toEqual({ seq: log.events.at(-1)!.seq, reportedInputTokens: 12, requestTokens });
+  });
+
+  it('is not a report near the request size, nor one a tokenizer could make (half of it), nor a run without a call', () => {
+    const requestTokens = requestSizeTokens(reporting(0).events.slice(0, -1), frame, { currentTurn: 2 });
+    expect(implausibleUsage(reporting(requestTokens).events, frame)).toBeUndefined();
+    expect(implausibleUsage(reporting(Math.ceil(requestTokens / 2)).events, frame)).toBeUndefined();
+    expect(implausibleUsage(logOf([{ type: 'turn/start', turn: 1, text: 'hi' }]).events, frame)).toBeUndefined();
   });
 });
 

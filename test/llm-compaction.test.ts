@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createLlmActivities } from '../activities/llm/activity';
-import { COMPACTION_INSTRUCTION } from '../activities/llm/compaction-request';
+import { COMPACTION_INSTRUCTION, compactionAnswer } from '../activities/llm/compaction-request';
 import { SessionLogCache } from '../activities/llm/session-log-cache';
 import { clearedResultLine, SUMMARY_PREFIX } from '../contracts/conversation';
 import type { LlmCallInput, LlmSettings } from '../contracts/llm-call';
@@ -80,7 +80,7 @@ function digestUpto(log: SessionLog, uptoSeq: number): string {
   return new SessionLog(log.events.filter((e) => e.seq < uptoSeq)).digest;
 }
 
-type AnthropicBody = { system?: unknown; tools?: unknown[]; messages: { role: string; content: { type: string; text?: string; content?: string }[] }[] };
+type AnthropicBody = { system?: unknown; tools?: unknown[]; tool_choice?: unknown; messages: { role: string; content: { type: string; text?: string; content?: string }[] }[] };
 const sentBody = (model: string) => llm().requests({ model }).at(-1)?.body as AnthropicBody;
 const textsOf = (body: AnthropicBody) => body.messages.flatMap((m) => m.content.filter((b) => b.type === 'text').map((b) => b.text));
 
@@ -92,7 +92,7 @@ async function failureOf(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('a compaction call', () => {
-  it('sends the conversation up to the cut with the compaction instruction last, the session’s system prompt and tools kept, and returns the summary priced, its tool calls dropped', async () => {
+  it('sends the conversation up to the cut with the compaction instruction last, the session’s system prompt and tools kept but no tool call allowed, and returns the summary priced', async () => {
     const model = 'priced';
     const log = logOf([...turnEvents(1, 'buy milk'), ...turnEvents(2, 'buy bread'), { type: 'turn/start', turn: 3, text: 'question 3' }]);
     llm().scriptCompaction(model, { kind: 'tool_calls', text: 'Turns 1 and 2 read two shopping lists: milk, bread.', calls: [{ name: 'read_file', input: { path: 'x' } }], usage: { inputTokens: 1_000_000, outputTokens: 0 } });
@@ -107,6 +107,7 @@ describe('a compaction call', () => {
     expect(textsOf(body)).toEqual(['question 1', 'answer 1', 'question 2', 'answer 2', COMPACTION_INSTRUCTION]);
     expect(body.system).toBe('You are terse.');
     expect(body.tools).toHaveLength(1);
+    expect(body.tool_choice).toEqual({ type: 'none' });
     expect(llm().requests({ model }).at(-1)?.purpose).toBe('compact');
   });
 
@@ -128,7 +129,7 @@ describe('a compaction call', () => {
   it('fails as unknown, never retried, when the answer has no text to be the summary', async () => {
     const model = modelName('empty-summary');
     const log = logOf(turnEvents(1, 'buy milk'));
-    llm().scriptCompaction(model, { kind: 'text', text: '  \n' }, { kind: 'tool_calls', calls: [{ name: 'read_file', input: { path: 'x' } }] });
+    llm().scriptCompaction(model, { kind: 'text', text: '  \n' }, { kind: 'empty' });
     const callLlm = activityFor(log);
 
     for (let i = 0; i < 2; i++) {
@@ -137,6 +138,21 @@ describe('a compaction call', () => {
       expect(error).toMatchObject({ type: 'unknown', nonRetryable: true, message: expect.stringContaining('has no text to use as the summary') });
     }
     expect(llm().requests({ model, purpose: 'compact' })).toHaveLength(2);
+  });
+});
+
+describe('the answer of a compaction call', () => {
+  it('keeps the text and drops tool calls and provider data, from a compatible server that ignored the tool choice', () => {
+    const message: AssistantMessage = {
+      role: 'assistant',
+      text: 'The summary.',
+      toolCalls: [{ id: 'call_1', name: 'read_file', input: { path: 'x' } }],
+      stopReason: 'tool_use',
+      usage: USAGE,
+      providerData: { provider: 'anthropic', thinking: [{ type: 'thinking', thinking: 'about reading x', signature: 'sig' }] },
+    };
+    const answer = compactionAnswer(message, 'anthropic');
+    expect(answer).toEqual({ role: 'assistant', text: 'The summary.', toolCalls: [], stopReason: 'tool_use', usage: USAGE });
   });
 });
 

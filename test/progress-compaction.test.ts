@@ -22,6 +22,21 @@ describe('progress of a compaction call', () => {
   });
 });
 
+describe('progress of a session whose provider reports too few input tokens', () => {
+  it('says so with both counts, and that compaction estimates from the request size', () => {
+    const context = { implausibleUsage: { seq: 40, reportedInputTokens: 12, requestTokens: 41_200 } };
+    expect(describeProgress({ state, activities: [llmCall({ activityId: '7' })], context }, 0)).toEqual([
+      'turn 4 · step 1 · llm anthropic:claude-sonnet-4-5 · running',
+      "turn 4 · step 1 · the provider reported 12 input tokens for a request of ~41200: compaction estimates from the request's size",
+    ]);
+  });
+
+  it('says nothing of a plausible report, nor for a worker that does not answer the context Query', () => {
+    expect(describeProgress({ state, activities: [], context: {} }, 0)).toEqual(['turn 4 · step 1 · llm']);
+    expect(describeProgress({ state, activities: [] }, 0)).toEqual(['turn 4 · step 1 · llm']);
+  });
+});
+
 describe('progress of a retried LLM call', () => {
   const retrying = llmCall({ activityId: '7', attempt: 2, maximumAttempts: 11, nextAttemptAt: 5_000, lastFailure: { type: 'overloaded', message: '529' } });
 

@@ -63,6 +63,19 @@ async function failureOf(promise: Promise<unknown>): Promise<LlmError> {
 
 const lastRequest = (model: string) => llm.requests({ model }).at(-1);
 
+/** Each provider's way of forbidding tool calls for one request. */
+const NO_TOOL_CALLS: Record<ProviderId, unknown> = {
+  anthropic: { type: 'none' },
+  openai: 'none',
+  google: { functionCallingConfig: { mode: 'NONE' } },
+};
+
+/** The field of a request body that says whether the model may call tools (Gemini: `toolConfig`). */
+function toolChoiceOf(provider: ProviderId, body: unknown): unknown {
+  const fields = body as Record<string, unknown>;
+  return provider === 'google' ? fields.toolConfig : fields.tool_choice;
+}
+
 describe('compaction requests', () => {
   it.each(PROVIDERS)('%s: answers one with a default summary naming how many messages it summarised, and keeps the step replies for the steps', async (provider) => {
     const model = modelName(`compact-default-${provider}`);
@@ -106,6 +119,54 @@ describe('compaction requests', () => {
     expect((anthropic?.body as { messages: { content: unknown[] }[] }).messages.at(-1)?.content).toHaveLength(2);
     expect((google?.body as { contents: { parts: unknown[] }[] }).contents.at(-1)?.parts).toHaveLength(2);
     expect([anthropic?.purpose, google?.purpose]).toEqual(['compact', 'compact']);
+  });
+
+  it.each(PROVIDERS)('%s: forbids tool calls in the provider’s own field for a compaction request, and leaves a step free to call them', async (provider) => {
+    const model = modelName(`compact-no-tools-${provider}`);
+    llm.script(model, { kind: 'text', text: 'a step' });
+
+    await call(provider, model, compactionMessages(CONVERSATION));
+    await call(provider, model, [...CONVERSATION, { role: 'user', text: 'And then?' }]);
+
+    const [compaction, step] = llm.requests({ model }).map((r) => toolChoiceOf(provider, r.body));
+    expect(compaction).toEqual(NO_TOOL_CALLS[provider]);
+    expect(step).toBeUndefined();
+  });
+
+  it.each(PROVIDERS)('%s: names no tool choice in a compaction request without tools, which OpenAI would refuse', async (provider) => {
+    const model = modelName(`compact-toolless-${provider}`);
+    const summary = await PROVIDER_STREAMS[provider](
+      { model, messages: compactionMessages([{ role: 'user', text: 'hello' }]), tools: [], maxTokens: 256 },
+      { dispatcher, baseUrl: llm.url, apiKey: 'scripted-key', signal: new AbortController().signal, idleTimeoutMs: 5_000 },
+    );
+    expect(summary.text).toMatch(/^Summary by the scripted LLM/);
+    expect(toolChoiceOf(provider, lastRequest(model)?.body)).toBeUndefined();
+  });
+
+  it('refuses, as OpenAI does, a tool choice in a request without tools', async () => {
+    const res = await request(`${llm.url}/chat/completions`, {
+      method: 'POST',
+      dispatcher,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: modelName('tool-choice-alone'), stream: true, tool_choice: 'none', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(await res.body.json()).toMatchObject({ error: { message: "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified." } });
+  });
+
+  it.each(PROVIDERS)('%s: answers a request that forbids tool calls with text only, a scripted call written out as text, as a model told to call none answers', async (provider) => {
+    const model = modelName(`compact-call-as-text-${provider}`);
+    llm.scriptCompaction(
+      model,
+      { kind: 'tool_calls', calls: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
+      { kind: 'tool_calls', text: 'The notes say: buy milk.', calls: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
+    );
+
+    const written = await call(provider, model, compactionMessages(CONVERSATION));
+    const withText = await call(provider, model, compactionMessages(CONVERSATION));
+
+    expect(written).toMatchObject({ text: 'read_file {"path":"notes.txt"}', toolCalls: [], stopReason: 'end_turn' });
+    expect(withText).toMatchObject({ text: 'The notes say: buy milk.', toolCalls: [], stopReason: 'end_turn' });
   });
 
   it('takes a request whose user text only mentions the instruction further on for a step', async () => {

@@ -1,3 +1,4 @@
+import type { ImplausibleUsage } from '../contracts/api';
 import { SUMMARY_PREFIX, conversationOf, lastCompaction, type ConversationOptions } from '../contracts/conversation';
 import type { ToolSpec } from '../contracts/messages';
 import type { ProviderId } from '../contracts/model-ref';
@@ -48,6 +49,10 @@ export function cutPoint(events: readonly SessionEvent[]): number | undefined {
  * answer are the base, and only the events since are estimated. Otherwise (the first call
  * of a session, or the first after a compaction, whose request is much smaller than the
  * last one) the whole request is estimated.
+ *
+ * A provider's count is trusted here; not every server counts (an OpenAI-compatible one
+ * may report none, or a constant), so the session takes the larger of this and
+ * requestSizeTokens (context-compactor.ts).
  */
 export function estimateRequestTokens(events: readonly SessionEvent[], frame: RequestFrame, options: EstimateOptions = {}): number {
   const compactedAt = lastCompaction(events)?.seq ?? -1;
@@ -61,7 +66,34 @@ export function estimateRequestTokens(events: readonly SessionEvent[], frame: Re
     }
     newChars += JSON.stringify(e).length;
   }
+  return requestSizeTokens(events, frame, options);
+}
+
+/**
+ * The next request counted from what it holds, whatever any provider reported: the system
+ * prompt, every tool spec and the conversation as it would be sent (the summary in front,
+ * old results cleared), one token per four characters of their JSON.
+ */
+export function requestSizeTokens(events: readonly SessionEvent[], frame: RequestFrame, options: EstimateOptions = {}): number {
   return tokensOfChars(frameChars(events, frame) + JSON.stringify(conversationOf(events, options.provider, options)).length);
+}
+
+/**
+ * The last step's call reported fewer than half the input tokens its request held by
+ * size: no tokenizer packs JSON and prose that tightly, so the report is wrong (a server
+ * that counts nothing, or a constant) and the estimate stands on the request's size.
+ * Undefined when the report is plausible or the run has made no step's call.
+ */
+export function implausibleUsage(events: readonly SessionEvent[], frame: RequestFrame, options: EstimateOptions = {}): ImplausibleUsage | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent;
+    if (e.type !== 'assistant') continue;
+    // What the call was sent: the events before its answer, for its own turn.
+    const requestTokens = requestSizeTokens(events.slice(0, i), frame, { ...options, currentTurn: e.turn });
+    const reportedInputTokens = e.message.usage.inputTokens;
+    return reportedInputTokens * 2 < requestTokens ? { seq: e.seq, reportedInputTokens, requestTokens } : undefined;
+  }
+  return undefined;
 }
 
 /** The request after a compaction through `throughSeq` with this summary: the frame, the summary and the tail. */

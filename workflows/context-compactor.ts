@@ -1,6 +1,17 @@
-import { patched, setCurrentDetails } from '@temporalio/workflow';
-import type { SessionConfig } from '../contracts/api';
-import { MAX_CARRIED_LOG_BYTES, cutPoint, estimateAfterCompaction, estimateRequestTokens, leavesNoRoomForAnswer, passesThreshold, type EstimateOptions, type RequestFrame } from './compaction';
+import { patched, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { contextQuery, type SessionConfig } from '../contracts/api';
+import {
+  MAX_CARRIED_LOG_BYTES,
+  cutPoint,
+  estimateAfterCompaction,
+  estimateRequestTokens,
+  implausibleUsage,
+  leavesNoRoomForAnswer,
+  passesThreshold,
+  requestSizeTokens,
+  type EstimateOptions,
+  type RequestFrame,
+} from './compaction';
 import type { NonRetryableLlmErrorType } from '../contracts/errors';
 import { isCancellation, summarizeFailure } from './failure';
 import type { LlmCallInput } from '../contracts/llm-call';
@@ -22,6 +33,13 @@ export const COMPACTION_ACTIVITY_ID_PATCH = 'compaction-activity-id';
 
 /** Sessions recorded before it compacted only at `compactAt` of the window, whatever room that left the answer. */
 export const ROOM_FOR_ANSWER_PATCH = 'compact-for-answer-room';
+
+/**
+ * Sessions recorded before it estimated a request as the larger of the provider's report
+ * and the request's own size: a server that reported too few input tokens (none, or a
+ * constant) kept them from ever compacting.
+ */
+export const SIZE_FLOOR_PATCH = 'compaction-size-floor';
 
 /** A next run's input above this has its log compacted before it is carried, if a turn can be cut. */
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
@@ -65,6 +83,11 @@ export class ContextCompactor {
     this.#window = sessionContextWindow(parts.config);
     const { clearToolResultsAfter } = parts.config;
     this.#options = { provider: parseModelRef(parts.config.model).provider, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) };
+    // Worked out when asked, not at every step: only a client following the session reads it.
+    setHandler(contextQuery, () => {
+      const wrong = this.#window === null ? undefined : implausibleUsage(parts.log.events, parts.frame, this.#options);
+      return wrong ? { implausibleUsage: wrong } : {};
+    });
   }
 
   /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window, or leave the answer too little of it. */
@@ -115,8 +138,18 @@ export class ContextCompactor {
     if (!this.#parts.budget.allows() && patched(COMPACTION_BUDGET_PATCH)) await this.#parts.budget.admit(turn, step);
   }
 
+  /**
+   * The provider's count where it is plausible, the request's own size where that is
+   * larger. Counting the size costs a pass over the conversation, so a session without a
+   * window, which decides nothing by the estimate, skips it.
+   */
   #estimate(turn: number): number {
-    return estimateRequestTokens(this.#parts.log.events, this.#parts.frame, { ...this.#options, currentTurn: turn });
+    const { events } = this.#parts.log;
+    const options = { ...this.#options, currentTurn: turn };
+    const reported = estimateRequestTokens(events, this.#parts.frame, options);
+    if (this.#window === null) return reported;
+    const size = requestSizeTokens(events, this.#parts.frame, options);
+    return size > reported && patched(SIZE_FLOOR_PATCH) ? size : reported;
   }
 
   async #compact(turn: number, step: number, tokensBefore: number): Promise<boolean> {

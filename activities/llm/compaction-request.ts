@@ -1,4 +1,4 @@
-import type { AssistantMessage, Message } from '../../contracts/messages';
+import type { AssistantMessage, LlmRequest, Message } from '../../contracts/messages';
 import type { ProviderId } from '../../contracts/model-ref';
 import { LlmError } from './llm-error';
 
@@ -15,20 +15,42 @@ export const COMPACTION_INSTRUCTION =
   'Leave out what no longer matters. Answer with the summary only, as plain text; call no tool.';
 
 /**
+ * The instruction messages compactionMessages made. A request is a compaction by its last
+ * message being one of these very objects, not by its text: a user who sends the same
+ * words keeps the tools for that step.
+ */
+const INSTRUCTIONS = new WeakSet<Message>();
+
+/**
  * The messages of a compaction request. The system prompt and the tools stay in the
  * request as they are: the conversation holds tool calls, and Anthropic refuses a request
- * with tool blocks but no tools.
+ * with tool blocks but no tools. Calling them is forbidden instead (forbidsToolCalls).
  */
 export function compactionMessages(conversation: readonly Message[]): Message[] {
-  return [...conversation, { role: 'user', text: COMPACTION_INSTRUCTION }];
+  const instruction: Message = { role: 'user', text: COMPACTION_INSTRUCTION };
+  INSTRUCTIONS.add(instruction);
+  return [...conversation, instruction];
+}
+
+/**
+ * The request is a compaction's: each provider is told, in its own field, that the model
+ * may call no tool for it (Anthropic `tool_choice: {type: "none"}`, OpenAI `"none"`,
+ * Gemini `mode: NONE`), so the answer is text by contract rather than by the
+ * instruction's words alone. A model that called a tool anyway used to leave a summary
+ * with no text, and the user's turn failed.
+ */
+export function forbidsToolCalls(request: Pick<LlmRequest, 'messages'>): boolean {
+  const last = request.messages.at(-1);
+  return last !== undefined && INSTRUCTIONS.has(last);
 }
 
 /**
  * The answer of a compaction call as the session records it: its text is the summary.
  * Tool calls in it are dropped (with the provider data that refers to them), since no
- * tool runs for a summary. An answer without text is a failure, `unknown`, never retried:
- * the same request would most likely get the same answer, and an empty summary would
- * silently drop the whole conversation.
+ * tool runs for a summary and a compatible server may ignore the request's tool choice.
+ * An answer without text is a failure, `unknown`, never retried: the same request would
+ * most likely get the same answer, and an empty summary would silently drop the whole
+ * conversation.
  */
 export function compactionAnswer(message: AssistantMessage, provider: ProviderId): AssistantMessage {
   if (message.text.trim() === '') {

@@ -6,7 +6,8 @@ import type { Dialect } from './wire/dialect';
  * compaction instruction (activities/llm/compaction-request.ts). The scripted LLM answers
  * it from the model's compaction replies (`scriptCompaction`) or with a default summary,
  * never from the model's step replies, so a test scripts its steps without having to know
- * when the session compacts.
+ * when the session compacts. The agent forbids tool calls for it, and a scripted call in
+ * the answer comes back as text, as a provider would have it (wire/tool-choice.ts).
  */
 export function isCompactionRequest(dialect: Dialect, body: Record<string, unknown>): boolean {
   return dialect.finalUserText(body)?.startsWith(COMPACTION_INSTRUCTION) === true;

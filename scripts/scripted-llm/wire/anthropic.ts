@@ -3,6 +3,7 @@ import type { Dialect, ErrorShape, StreamPlan } from './dialect';
 import { finalUserText, messageCount } from './chat-messages';
 import { randomId } from './random-id';
 import { sign, verify } from './signatures';
+import { withoutToolCalls } from './tool-choice';
 
 /** Anthropic Messages, `POST /v1/messages` with `stream: true`. */
 
@@ -158,7 +159,8 @@ export const anthropic: Dialect = {
     };
   },
 
-  frames(plan: StreamPlan, body: Record<string, unknown>) {
+  frames(scripted: StreamPlan, body: Record<string, unknown>) {
+    const plan = (body.tool_choice as { type?: unknown } | undefined)?.type === 'none' ? withoutToolCalls(scripted) : scripted;
     const frames: Frame[] = [
       event('message_start', {
         message: {

@@ -2,6 +2,7 @@ import { dataFrame, type Frame } from '../sse';
 import type { Dialect, ErrorShape, StreamPlan } from './dialect';
 import { randomId } from './random-id';
 import { functionCallContent, sign, verify } from './signatures';
+import { withoutToolCalls } from './tool-choice';
 
 /** Gemini, `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`. */
 
@@ -54,6 +55,12 @@ function signsReasoning(model: string): boolean {
 function includesThoughts(body: Record<string, unknown>): boolean {
   const config = body.generationConfig as { thinkingConfig?: { includeThoughts?: unknown } } | undefined;
   return config?.thinkingConfig?.includeThoughts === true;
+}
+
+/** `toolConfig.functionCallingConfig.mode`: `NONE` forbids function calls for the request. */
+function callingMode(body: Record<string, unknown>): unknown {
+  const config = body.toolConfig as { functionCallingConfig?: { mode?: unknown } } | undefined;
+  return config?.functionCallingConfig?.mode;
 }
 
 type Content = { role?: unknown; parts?: unknown };
@@ -157,7 +164,8 @@ export const google: Dialect = {
     return { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
   },
 
-  frames(plan: StreamPlan, body: Record<string, unknown>) {
+  frames(scripted: StreamPlan, body: Record<string, unknown>) {
+    const plan = callingMode(body) === 'NONE' ? withoutToolCalls(scripted) : scripted;
     const responseId = randomId('', 22);
     const signed = signsReasoning(plan.model);
     const parts: Array<Record<string, unknown>> = [

@@ -2,6 +2,7 @@ import { dataFrame, type Frame } from '../sse';
 import type { Dialect, ErrorShape, StreamPlan } from './dialect';
 import { finalUserText, messageCount } from './chat-messages';
 import { randomId } from './random-id';
+import { withoutToolCalls } from './tool-choice';
 
 /** OpenAI Chat Completions, `POST /chat/completions` (or `/v1/chat/completions`) with `stream: true`. */
 
@@ -77,6 +78,7 @@ export const openai: Dialect = {
   problem(body) {
     if (body.stream !== true) return 'the scripted LLM serves streaming requests only: set "stream": true';
     if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
+    if (body.tool_choice !== undefined && !Array.isArray(body.tools)) return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.";
     return null;
   },
 
@@ -123,7 +125,8 @@ export const openai: Dialect = {
     };
   },
 
-  frames(plan: StreamPlan, body) {
+  frames(scripted: StreamPlan, body) {
+    const plan = body.tool_choice === 'none' ? withoutToolCalls(scripted) : scripted;
     const options = body.stream_options as Record<string, unknown> | undefined;
     const includeUsage = options?.include_usage === true;
     const id = randomId('chatcmpl-');
