@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { awaitTurnUpdate, stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
+import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
 import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
 import { readLog, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
@@ -37,11 +38,11 @@ function handle(id: string) {
   return h().client.workflow.getHandle<typeof agentSession>(id);
 }
 
-async function waitForApproval(id: string, callId: string): Promise<void> {
+async function waitForApproval(id: string, callId: string, turn?: number): Promise<void> {
   for (let i = 0; ; i++) {
     const state = await handle(id).query(stateQuery);
-    if (state.pendingApprovals.some((a) => a.callId === callId)) return;
-    if (i > 300) throw new Error(`call ${callId} never waited for approval (phase ${state.phase})`);
+    if (state.pendingApprovals.some((a) => a.callId === callId && (turn === undefined || a.turn === turn))) return;
+    if (i > 300) throw new Error(`call ${callId} never waited for approval${turn === undefined ? '' : ` in turn ${turn}`} (phase ${state.phase})`);
     await sleep(50);
   }
 }
@@ -177,6 +178,32 @@ describe('human approval of side-effecting tool calls', () => {
     expect(out.status).toBe('completed');
     expect(JSON.stringify(out.messages)).toContain('no human approved it within 1 s');
     expect(dispatched.filter((d) => d.callId === 'toolu_appr_run')).toHaveLength(0);
+  });
+
+  it("waits again for a later turn's call that reuses a denied call's id: the earlier denial does not answer it, and the approval runs it once, under its own Idempotency-Key", async () => {
+    const model = newModel('reused');
+    const call = { id: 'toolu_appr_reused', ...WRITE };
+    h().llm.script(model, { kind: 'tool_calls', calls: [call] }, { kind: 'text', text: 'Not saved.' }, { kind: 'tool_calls', calls: [call] }, { kind: 'text', text: 'Saved now.' });
+    const id = await startSession(model, '--approve-tools', 'write_file');
+    await cli('send', id, 'save the plan');
+    await waitForApproval(id, 'toolu_appr_reused', 1);
+    expect((await cli('deny', id, 'toolu_appr_reused', '--reason', 'not yet')).code).toBe(0);
+    expect(await turnOutcome(id, 1)).toMatchObject({ status: 'completed' });
+
+    await cli('send', id, 'save it now');
+    await waitForApproval(id, 'toolu_appr_reused', 2);
+    expect(dispatched.filter((d) => d.callId === 'toolu_appr_reused')).toHaveLength(0);
+    const approved = await cli('approve', id, 'toolu_appr_reused', '--json');
+    expect(json(approved.stdout)).toMatchObject({ callId: 'toolu_appr_reused', approved: true, applied: true });
+    expect(await turnOutcome(id, 2)).toMatchObject({ status: 'completed' });
+
+    // The key of turn 2's call, not the one its id alone would give: a server that saw the
+    // earlier call's key would drop this one as a repeat.
+    expect(dispatched.filter((d) => d.callId === 'toolu_appr_reused').map((d) => d.idempotencyKey)).toEqual([
+      positionIdempotencyKey(id, { turn: 2, step: 1, callId: 'toolu_appr_reused' }),
+    ]);
+    expect((await toolResults(id)).map((r) => r.code)).toEqual(['error', 'ok']);
+    await handle(id).terminate('test cleanup');
   });
 
   it('refuses, in one line and with exit code 1, a decision about a call that is not waiting', async () => {

@@ -20,7 +20,7 @@ import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import { decideApprovalUpdate, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
-import { idempotencyKey } from '../contracts/tools/idempotency-key';
+import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
 import { startWorkerProcess } from './support/worker-processes';
@@ -228,7 +228,7 @@ describe.each(PROVIDERS)('SIGKILL of the worker process on %s, then a new worker
     const seen = target.requests(`${c.prefix}/held`);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.method).toBe('POST');
-    expect(seen[0]?.headers['idempotency-key']).toBe(idempotencyKey(c.session.workflowId, callId ?? ''));
+    expect(seen[0]?.headers['idempotency-key']).toBe(positionIdempotencyKey(c.session.workflowId, { turn: 1, step: 1, callId: callId ?? '' }));
     const requests = llm.requests({ model: c.model });
     expect(requests).toHaveLength(2);
     expect(JSON.stringify(requests[1]?.body)).toContain('TOOL_OUTCOME_UNKNOWN');
@@ -250,7 +250,7 @@ describe.each(PROVIDERS)('SIGKILL of the worker process on %s, then a new worker
     const orders = target.requests(`${c.prefix}/orders`);
     expect(orders).toHaveLength(1);
     expect(orders[0]?.at).toBeGreaterThan(killedAt);
-    expect(orders[0]?.headers['idempotency-key']).toBe(idempotencyKey(c.session.workflowId, write ?? ''));
+    expect(orders[0]?.headers['idempotency-key']).toBe(positionIdempotencyKey(c.session.workflowId, { turn: 1, step: 1, callId: write ?? '' }));
     expect(allPaired(c.model)).toBe(true);
   });
 
@@ -264,6 +264,6 @@ describe.each(PROVIDERS)('SIGKILL of the worker process on %s, then a new worker
     const orders = target.requests(`${c.prefix}/orders`);
     expect(orders).toHaveLength(1);
     expect(orders[0]?.at).toBeGreaterThan(killedAt);
-    expect(orders[0]?.headers['idempotency-key']).toBe(idempotencyKey(c.session.workflowId, callId ?? ''));
+    expect(orders[0]?.headers['idempotency-key']).toBe(positionIdempotencyKey(c.session.workflowId, { turn: 1, step: 1, callId: callId ?? '' }));
   });
 });

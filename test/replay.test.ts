@@ -24,6 +24,14 @@ describe('recorded histories replay against the current workflows', () => {
     expect(marked.filter(([, has]) => !has).map(([shape]) => shape)).toEqual(expect.arrayContaining(['normal-turn', 'continue-as-new', 'step-limit-default-10']));
   });
 
+  // The approval sessions recorded before replay through the patch's false side: waits and
+  // keys by call id alone, as those sessions had them.
+  it('keeps approval sessions recorded before calls were keyed by their position (no call-position-keys marker), and records the marker where a later turn reused a call id', async () => {
+    const marked = async (shape: string) => hasPatchMarker(await readFile(path.join(HISTORIES, `${shape}.json`), 'utf8'), 'call-position-keys');
+    expect(await marked('approval-reused-call-id')).toBe(true);
+    for (const shape of ['approval', 'approval-denied', 'approval-timed-out', 'compensated-turn']) expect(await marked(shape), shape).toBe(false);
+  });
+
   // What a change to when a step issues its commands (fewer awaits, say) must still replay:
   // an Update's answer and a step's next command out of one activation, in the recorded order.
   it('keeps a recording where an Update is answered in the workflow task that schedules a step\'s next LLM call', async () => {

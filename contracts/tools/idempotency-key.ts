@@ -1,7 +1,10 @@
 /**
  * The Idempotency-Key for a side-effecting call. It must be the same on every attempt
  * and every replay of the same call, and different for every other call, so it is a
- * pure function of the workflow id and the provider's call id.
+ * pure function of the workflow id and the call's position in the session: its turn, its
+ * step and the provider's call id. The call id alone is not enough: a provider makes ids
+ * unique within one assistant message only, and a later turn's call may reuse an earlier
+ * one's, which a server honouring the key would then drop as a repeat.
  *
  * Why a hash instead of `${workflowId}/${callId}`: a workflow id may be up to 1000
  * characters of any Unicode, which is neither bounded nor header-safe. FNV-1a 128 is a
@@ -11,6 +14,26 @@
  * keys to its own client anyway.
  *
  * The result is `agent-` plus 32 lowercase hex digits: 38 characters, a valid HTTP token.
+ */
+export function positionIdempotencyKey(workflowId: string, { turn, step, callId }: CallPosition): string {
+  // The length prefix ends the workflow id and the integers end at their colons, so the
+  // encoding is unambiguous; the leading `position:` keeps it apart from every legacy
+  // encoding, which starts with a digit.
+  const bytes = new TextEncoder().encode(`position:${workflowId.length}:${workflowId}${turn}:${step}:${callId}`);
+  return `agent-${fnv1a128Hex(bytes)}`;
+}
+
+/** Where a call was asked for: the provider's id is unique only within its assistant message. */
+export interface CallPosition {
+  turn: number;
+  step: number;
+  callId: string;
+}
+
+/**
+ * The key of sessions whose calls were keyed before the position was (no `call-position-keys`
+ * patch marker): the workflow id and the call id only. Kept verbatim so those sessions
+ * send the keys they always did.
  */
 export function idempotencyKey(workflowId: string, callId: string): string {
   // The length prefix makes the pair encoding unambiguous: ("a/b", "c") ≠ ("a", "b/c").

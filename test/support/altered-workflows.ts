@@ -111,6 +111,7 @@ function oldSideOf(file: string, find: string): Edit[] {
 export const PATCH_NEW_SIDES: { patch: string; shape: string; edits: Edit[] }[] = [
   { patch: 'max-steps-default-50', shape: 'eleven-steps-default-limit', edits: oldSideOf('session.ts', '!patched(MAX_STEPS_DEFAULT_RAISED)') },
   { patch: 'status-per-turn', shape: 'status-per-turn', edits: oldSideOf('session-runtime.ts', '!patched(STATUS_PER_TURN)') },
+  { patch: 'call-position-keys', shape: 'approval-reused-call-id', edits: oldSideOf('call-position.ts', 'patched(CALL_POSITION_PATCH)') },
   { patch: 'context-compaction', shape: 'compaction', edits: oldSideOf('context-compactor.ts', '!patched(CONTEXT_COMPACTION_PATCH)') },
   { patch: 'compaction-activity-id', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', 'patched(COMPACTION_ACTIVITY_ID_PATCH) ?') },
   { patch: 'compact-for-answer-room', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', '&& patched(ROOM_FOR_ANSWER_PATCH)') },
@@ -119,6 +120,7 @@ export const PATCH_NEW_SIDES: { patch: string; shape: string; edits: Edit[] }[] 
     shape: 'compaction-past-budget',
     edits: oldSideOf('context-compactor.ts', 'allows() && patched(COMPACTION_BUDGET_PATCH)) await'),
   },
+  { patch: 'compaction-size-floor', shape: 'compaction-size-floor', edits: oldSideOf('context-compactor.ts', '&& patched(SIZE_FLOOR_PATCH)') },
   {
     patch: 'recheck-after-carry-compaction',
     shape: 'carry-compaction-recheck',

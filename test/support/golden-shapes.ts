@@ -14,6 +14,7 @@ export const GOLDEN_SHAPES = [
   'approval',
   'approval-denied',
   'approval-timed-out',
+  'approval-reused-call-id',
   'idle-timeout',
   'fork',
   'continue-as-new',
@@ -25,7 +26,8 @@ export const GOLDEN_SHAPES = [
   'compaction-past-budget',
   'carry-compaction-recheck',
   'update-beside-tool-result',
+  'compaction-size-floor',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
-export const COMPACTING_SHAPES = ['compaction', 'compacted-continued', 'compaction-answer-room', 'compaction-past-budget'] as const satisfies readonly (typeof GOLDEN_SHAPES)[number][];
+export const COMPACTING_SHAPES = ['compaction', 'compacted-continued', 'compaction-answer-room', 'compaction-past-budget', 'compaction-size-floor'] as const satisfies readonly (typeof GOLDEN_SHAPES)[number][];
