@@ -59,6 +59,33 @@ describe('redactSecrets', () => {
   it('leaves ordinary text alone', () => {
     expect(redactSecrets('prompt is too long: 210000 tokens > 200000 maximum')).toBe('prompt is too long: 210000 tokens > 200000 maximum');
   });
+
+  describe('with the configured keys', () => {
+    // Shapes no pattern above knows: an Azure OpenAI key (32 hex digits), a Groq key, a
+    // token a vLLM server was started with. Joined at run time, as above.
+    const KEYS = {
+      azure: ['3f9a1c0b7e2d4a6f', '8b5c9d0e1f2a3b4c'].join(''),
+      groq: ['gsk_', 'Q7wErTy8UiOp9AsDfGh0JkLzXcVbNm12'].join(''),
+      vllm: ['team-a.', 'token~42/xyz'].join(''),
+    };
+
+    it.each(Object.entries(KEYS))('masks a %s key that no pattern knows, wherever it stands', (_, key) => {
+      const text = `Incorrect API key provided: ${key}. Key ${key}, twice.`;
+      expect(redactSecrets(text)).toContain(key); // the patterns alone miss it
+      const masked = redactSecrets(text, Object.values(KEYS));
+      expect(masked).not.toContain(key);
+      expect(masked).toBe('Incorrect API key provided: [redacted]. Key [redacted], twice.');
+    });
+
+    it('masks the start of a key that a clipped message cut off', () => {
+      const clipped = `${'x'.repeat(40)} ${KEYS.azure.slice(0, 13)}…`;
+      expect(redactSecrets(clipped, [KEYS.azure])).toBe(`${'x'.repeat(40)} [redacted]…`);
+    });
+
+    it('takes values shorter than 8 characters for the placeholders keyless local servers get, not for secrets', () => {
+      expect(redactSecrets('model x not found on ollama', ['x', 'ollama'])).toBe('model x not found on ollama');
+    });
+  });
 });
 
 describe('LlmAbortError', () => {

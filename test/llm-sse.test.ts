@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseSse, type SseEvent } from '../activities/llm/sse';
+import { LlmError } from '../activities/llm/llm-error';
+import { parseSse, SSE_MAX_EVENT_BYTES, SSE_MAX_LINE_BYTES, type SseEvent } from '../activities/llm/sse';
 
 const enc = new TextEncoder();
+const ORIGIN = { provider: 'anthropic', endpoint: 'POST /v1/messages' };
+const MiB = 1024 * 1024;
 
 async function* chunked(parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
   for (const p of parts) yield typeof p === 'string' ? enc.encode(p) : p;
@@ -9,7 +12,7 @@ async function* chunked(parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Arr
 
 async function parse(parts: (string | Uint8Array)[]): Promise<SseEvent[]> {
   const out: SseEvent[] = [];
-  for await (const ev of parseSse(chunked(parts))) out.push(ev);
+  for await (const ev of parseSse(chunked(parts), ORIGIN)) out.push(ev);
   return out;
 }
 
@@ -109,7 +112,107 @@ describe('parseSse', () => {
         yield enc.encode('data: x\n\n');
       }
     }
-    for await (const _ of parseSse(source())) break;
+    for await (const _ of parseSse(source(), ORIGIN)) break;
     expect(pulled).toBe(1);
   });
+
+  describe('on long lines', () => {
+    it('searches each byte for a line end a bounded number of times, not once per chunk that extends its line', async () => {
+      // 2 MiB of one `data:` line in 4 KiB chunks, then many short lines in one chunk: a
+      // parser that searches its whole buffer again per chunk, or the rest of a chunk
+      // again per line, scans hundreds of times the input here.
+      const long = `data: ${'x'.repeat(2 * MiB)}\n\n`;
+      const short = 'data: {}\n\n'.repeat(5_000);
+      const parts = [...pieces(enc.encode(long), 4096), enc.encode(short)];
+      const bytes = long.length + short.length;
+      const { result, scanned } = await countingScans(() => parse(parts));
+      expect(result).toHaveLength(5_001);
+      expect(result[0]?.data).toHaveLength(2 * MiB);
+      expect(scanned).toBeGreaterThanOrEqual(bytes);
+      expect(scanned).toBeLessThanOrEqual(4 * bytes);
+    });
+
+    it(`fails a line longer than ${SSE_MAX_LINE_BYTES / MiB} MiB as a retryable network_error, having read little more than that`, async () => {
+      let pulled = 0;
+      const chunk = enc.encode('a'.repeat(64 * 1024));
+      async function* endless() {
+        // Bounded only so that a parser that never gives up still ends the test.
+        for (let i = 0; i < (3 * SSE_MAX_LINE_BYTES) / chunk.length; i++) {
+          pulled++;
+          yield i === 0 ? enc.encode('data: ') : chunk;
+        }
+      }
+      const error = await drain(parseSse(endless(), ORIGIN));
+      expect(LlmError.is(error)).toBe(true);
+      expect(error).toMatchObject({ type: 'network_error', retryable: true, provider: 'anthropic', endpoint: 'POST /v1/messages' });
+      expect((error as Error).message).toContain(`${SSE_MAX_LINE_BYTES / MiB} MiB`);
+      expect(pulled * chunk.length).toBeLessThanOrEqual(SSE_MAX_LINE_BYTES + 2 * chunk.length);
+    });
+
+    it('fails a line past the cap that arrives in one chunk with its line ending', async () => {
+      const error = await drain(parseSse(chunked([`: ${'p'.repeat(SSE_MAX_LINE_BYTES)}\n\ndata: x\n\n`]), ORIGIN));
+      expect(error).toMatchObject({ type: 'network_error', retryable: true });
+    });
+
+    it(`fails an event whose data: lines add up to more than ${SSE_MAX_EVENT_BYTES / MiB} MiB, each line under the cap`, async () => {
+      const line = `data: ${'d'.repeat(MiB)}\n`;
+      const lines = Array.from({ length: SSE_MAX_EVENT_BYTES / MiB + 1 }, () => line);
+      const error = await drain(parseSse(chunked([...lines, '\n']), ORIGIN));
+      expect(LlmError.is(error)).toBe(true);
+      expect(error).toMatchObject({ type: 'network_error', retryable: true });
+      expect((error as Error).message).toContain(`${SSE_MAX_EVENT_BYTES / MiB} MiB`);
+    });
+
+    it('passes a line and an event just under the caps', async () => {
+      const data = 'z'.repeat(SSE_MAX_EVENT_BYTES - 'data: '.length);
+      const events = await parse([...pieces(enc.encode(`data: ${data}\n\n`), MiB)]);
+      expect(events).toHaveLength(1);
+      expect(events[0]?.data.length).toBe(data.length);
+    });
+  });
 });
+
+/** `bytes` cut into pieces of `size`. */
+function pieces(bytes: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += size) out.push(bytes.subarray(at, at + size));
+  return out;
+}
+
+/** Reads a stream to its end; the error it threw, if any. */
+async function drain(events: AsyncIterable<SseEvent>): Promise<unknown> {
+  try {
+    for await (const _ of events);
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+/**
+ * Runs `run` while counting the characters and bytes every `indexOf` on a string, a
+ * typed array or a Buffer looks at (from where it starts to the match, or to the end): the work of searching for line ends, whichever of
+ * the three the parser searches. The real methods still do the searching.
+ */
+async function countingScans<T>(run: () => Promise<T>): Promise<{ result: T; scanned: number }> {
+  let scanned = 0;
+  const typedArray = Object.getPrototypeOf(Uint8Array.prototype) as { indexOf: (this: Uint8Array, ...args: unknown[]) => number };
+  const targets = [String.prototype, typedArray, Buffer.prototype] as unknown as { indexOf: (this: { length: number }, search: unknown, from?: unknown) => number }[];
+  const originals = targets.map((t) => t.indexOf);
+  targets.forEach((target, i) => {
+    const original = originals[i]!;
+    target.indexOf = function (this: { length: number }, search: unknown, from?: unknown, ...rest: unknown[]) {
+      const start = typeof from === 'number' ? Math.max(0, from < 0 ? this.length + from : from) : 0;
+      const found = (original as (...args: unknown[]) => number).call(this, search, from, ...rest);
+      // Up to the match and no further: that is all a search looks at.
+      scanned += Math.max(0, (found < 0 ? this.length : found + 1) - start);
+      return found;
+    };
+  });
+  try {
+    return { result: await run(), scanned };
+  } finally {
+    targets.forEach((target, i) => (target.indexOf = originals[i]!));
+  }
+}
+

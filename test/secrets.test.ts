@@ -2,9 +2,11 @@
  * Provider API keys live in the worker's environment and nowhere else. Sessions run on all
  * three providers with sentinel keys, including a 401 whose body echoes the key back (as
  * OpenAI's does) and a tool call; then every place a key could leak to is searched:
- * history, failures, memo, search attributes, the client's output, the worker's log and
- * the dev server's SQLite file. The scripted LLM must have received every key, so the
- * test fails if the keys were simply never sent.
+ * history, failures, memo, search attributes, the client's output, the worker's log, the
+ * worker's spans and the dev server's SQLite file. The scripted LLM must have received
+ * every key, so the test fails if the keys were simply never sent. The keys are shaped like
+ * none of the key patterns the redactor knows (`sk-…`, `AIza…`), as an Azure, Groq or vLLM
+ * key is not: only masking the configured values themselves keeps them out.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
@@ -20,15 +22,18 @@ import { agentWorkerEnv } from './support/worker-env';
 import type { WorkerProcess } from '../scripts/worker-process';
 import type { SessionHandle } from '../client/sessions';
 import { runEntry, type CliResult } from './support/cli';
+import { eventually } from './support/eventually';
+import { startOtlpEndpoint, type OtlpEndpoint } from './support/otlp-endpoint';
 import { searchableText } from './support/searchable-text';
 import { startWorkerProcess, workerLogFile } from './support/worker-processes';
 
 /** Unique per run, so an old file or log cannot make the test pass or fail. */
-const MARK = `SENTINEL${randomBytes(12).toString('hex')}`;
+const MARK = randomBytes(12).toString('hex');
+/** An Azure OpenAI key (32 hex digits), a Groq key, the token a vLLM server was started with. */
 const KEYS = {
-  anthropic: `sk-ant-api03-${MARK}-anthropic`,
-  openai: `sk-proj-${MARK}-openai`,
-  google: `AIzaSy${MARK}-google`,
+  openai: `${MARK}${randomBytes(4).toString('hex')}`,
+  anthropic: `gsk_${MARK}Anthropic`,
+  google: `vllm.${MARK}~google/token`,
 } as const;
 const PROVIDERS = ['anthropic', 'openai', 'google'] as const;
 /** What the search looks for: the shared unique core, so a partly masked or cut key is found too. */
@@ -44,6 +49,7 @@ let llm: ScriptedLlm;
 let target: HttpTarget;
 let worker: WorkerProcess | undefined;
 let client: Client;
+let otlp: OtlpEndpoint;
 const taskQueue = `secrets-${randomUUID()}`;
 const runs: { provider: string; kind: 'tool' | 'auth'; cli: CliResult; out: { workflowId: string; status: string; failure?: { type: string; message: string } } }[] = [];
 
@@ -52,6 +58,7 @@ beforeAll(async () => {
   server = await startDevServer({ ip: '127.0.0.1', port, uiPort: false, dbFile: DB_FILE, output: { file: path.join(PROJECT_ROOT, 'test-results', 'secrets-dev-server.log') } });
   llm = await startScriptedLlm();
   target = await startHttpTarget();
+  otlp = await startOtlpEndpoint();
   worker = await startWorkerProcess(
     'secrets',
     agentWorkerEnv({
@@ -60,6 +67,7 @@ beforeAll(async () => {
       llmUrl: llm.url,
       keys: { anthropic: KEYS.anthropic, openai: KEYS.openai, gemini: KEYS.google },
       allowlist: [target.host],
+      extra: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' },
     }),
   );
   client = new Client({ connection: await Connection.connect({ address: server.address }) });
@@ -97,6 +105,7 @@ afterAll(async () => {
   await client?.connection.close();
   await server?.stop();
   await target?.close();
+  await otlp?.close();
   await llm?.close();
   await rm(DIR, { recursive: true, force: true });
 });
@@ -150,6 +159,13 @@ describe('a provider API key is never written anywhere but the request to the pr
   it('is not in the target a tool called', () => {
     expect(target.requests()).toHaveLength(3);
     expect(searchableText(target.requests())).not.toContain(NEEDLE);
+  });
+
+  it('is not in the worker\'s spans, which record the 401s', async () => {
+    // Three failed attempt spans: the ones whose status carries the provider's message.
+    await eventually('the spans of the three failed LLM calls', () => (otlp.spans.filter((s) => s.statusCode === 2 && s.attributes['error.type'] === 'auth_error').length >= 3 ? true : undefined));
+    expect(otlp.exports.join('\n')).toContain('[redacted]');
+    expect(otlp.exports.join('\n')).not.toContain(NEEDLE);
   });
 
   it('is not in the worker\'s log', async () => {

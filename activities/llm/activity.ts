@@ -11,7 +11,7 @@ import { withMcpToolSpecs } from '../../contracts/tools/mcp-tools';
 import { isAbortError } from './abort-error';
 import { admitAfterLostAttempt, decideRetry } from './backoff';
 import { compactionAnswer, compactionMessages } from './compaction-request';
-import { LlmError } from './llm-error';
+import { LlmError, redactSecrets } from './llm-error';
 import { LlmAttemptSpan } from './llm-spans';
 import { PROVIDER_STREAMS } from './providers';
 import { BUILTIN_PRICE_TABLE, costOf, type PriceTable } from './price-table';
@@ -54,6 +54,11 @@ const TEXT_TAIL_CHARS = 2_000;
  */
 export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
   const random = deps.random ?? Math.random;
+  // Every configured key, not only the call's own: a message of any provider's call goes
+  // to history, the worker's log, spans and the client, and none of them may carry a key
+  // in any shape, the patterns of `redactSecrets` known or not.
+  const keys = Object.values(deps.providers).flatMap((p) => (p.apiKey === undefined ? [] : [p.apiKey]));
+  const redact = (text: string) => redactSecrets(text, keys);
   return {
     async callLlm(input: LlmCallInput): Promise<AssistantMessage> {
       const ctx = Context.current();
@@ -121,8 +126,9 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         // Cancellation first: an aborted request surfaces as some error, and none of them
         // may be reported, or retried, as a network failure.
         if (ctx.cancellationSignal.aborted || isAbortError(error)) throw new CancelledFailure('the LLM call was cancelled');
-        if (!LlmError.is(error)) throw unclassified(error, provider);
-        span.failed(error.type, error.message, error.retryAfterMs);
+        if (!LlmError.is(error)) throw unclassified(error, provider, redact);
+        const message = redact(error.message);
+        span.failed(error.type, message, error.retryAfterMs);
         const failedAt = now();
         beat.firstFailureAt ??= failedAt;
         beat.failedAttempt = attempt;
@@ -143,11 +149,11 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         if (decision.retry) {
           beat.retryAt = failedAt + decision.delayMs;
           heartbeat();
-          throw ApplicationFailure.create({ type: error.type, message: error.message, details: [details], nextRetryDelay: decision.delayMs });
+          throw ApplicationFailure.create({ type: error.type, message, details: [details], nextRetryDelay: decision.delayMs });
         }
         throw ApplicationFailure.create({
           type: error.type,
-          message: decision.reason === 'not_retryable' ? error.message : `${error.message} (not retried: ${decision.reason})`,
+          message: decision.reason === 'not_retryable' ? message : `${message} (not retried: ${decision.reason})`,
           details: [details],
           nonRetryable: true,
         });
@@ -225,11 +231,22 @@ const UNCLASSIFIED_TYPE: LlmErrorType = 'unknown';
  * which is never retried: Temporal's fallback policy would retry it without jitter,
  * budget or the live policy.
  */
-function unclassified(error: unknown, provider: ProviderId): unknown {
+function unclassified(error: unknown, provider: ProviderId, redact: (text: string) => string): unknown {
   if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = redact(error instanceof Error ? error.message : String(error));
   const details: LlmFailureDetails = { provider, stopReason: 'not_retryable' };
-  return ApplicationFailure.create({ type: UNCLASSIFIED_TYPE, message: `unexpected failure of the LLM call: ${message}`, details: [details], nonRetryable: true, cause: error instanceof Error ? error : undefined });
+  return ApplicationFailure.create({ type: UNCLASSIFIED_TYPE, message: `unexpected failure of the LLM call: ${message}`, details: [details], nonRetryable: true, cause: error instanceof Error ? redactedCause(error, redact) : undefined });
+}
+
+/** The cause goes to history with its message and stack: the error itself when neither carries a key, else a masked copy. */
+function redactedCause(error: Error, redact: (text: string) => string): Error {
+  const message = redact(error.message);
+  const stack = error.stack === undefined ? undefined : redact(error.stack);
+  if (message === error.message && stack === error.stack) return error;
+  const copy = new Error(message);
+  copy.name = error.name;
+  copy.stack = stack;
+  return copy;
 }
 
 /**

@@ -90,8 +90,40 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
 ];
 
-export function redactSecrets(text: string): string {
+/**
+ * Shorter values are the placeholders keyless local servers are given (`EMPTY`,
+ * `ollama`, `x`), not secrets: masking every `x` would garble the message and hide nothing.
+ * It is also the shortest start of a key that is masked where a clipped message cut one off.
+ */
+const MIN_SECRET_CHARS = 8;
+const REDACTED = '[redacted]';
+
+/**
+ * Masks key-shaped strings and, beyond what any pattern knows (an Azure key is 32 hex
+ * digits, a vLLM token anything at all), every value in `secrets`: the keys the worker is
+ * configured with. A key's start of at least {@link MIN_SECRET_CHARS} characters is
+ * masked too, wherever it stands, because provider messages are clipped before they are
+ * quoted and the clip can fall inside an echoed key.
+ */
+export function redactSecrets(text: string, secrets: readonly string[] = []): string {
   let out = text;
-  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, (m, bearer?: string) => (typeof bearer === 'string' ? `${bearer} [redacted]` : '[redacted]'));
+  for (const secret of secrets) {
+    if (secret.length >= MIN_SECRET_CHARS) out = maskRuns(out, secret);
+  }
+  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, (m, bearer?: string) => (typeof bearer === 'string' ? `${bearer} ${REDACTED}` : REDACTED));
   return out;
+}
+
+/** Each place `text` repeats the start of `secret` (the whole of it or its first characters), masked. */
+function maskRuns(text: string, secret: string): string {
+  const start = secret.slice(0, MIN_SECRET_CHARS);
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(start); at >= 0; at = text.indexOf(start, from)) {
+    let end = at + start.length;
+    while (end < text.length && end - at < secret.length && text[end] === secret[end - at]) end++;
+    out += text.slice(from, at) + REDACTED;
+    from = end;
+  }
+  return out + text.slice(from);
 }

@@ -1,7 +1,8 @@
 import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning, StopReason, ToolCall } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
+import { forbidsToolCalls } from '../compaction-request';
 import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText, toolInputFromValue } from './assistant-message';
-import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, ownEntry, requireCompleteToolCalls, wireString } from './event-stream';
 import { stableTools } from './stable-tools';
 import { mergeTurns, type Turn } from './turns';
 import type { ProviderStream } from './types';
@@ -54,6 +55,8 @@ export function anthropicRequestBody(request: LlmRequest) {
     ...(tools.length > 0 ? { tools: cache ? tools.map((t, i) => (i === tools.length - 1 ? { ...t, cache_control: CACHE_CONTROL } : t)) : tools } : {}),
     ...(request.system ? { system: cache ? [{ type: 'text', text: request.system, cache_control: CACHE_CONTROL }] : request.system } : {}),
     messages,
+    // A compaction's summary must be text: the tools stay (its conversation holds tool blocks), calling them does not.
+    ...(tools.length > 0 && forbidsToolCalls(request) ? { tool_choice: { type: 'none' } } : {}),
     stream: true,
   };
 }
@@ -155,7 +158,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
       case 'content_block_start': {
         const block = isPlainObject(data.content_block) ? data.content_block : {};
         if (block.type === 'tool_use') {
-          tools.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), json: '', startInput: block.input });
+          tools.set(index, { id: wireString(block.id), name: wireString(block.name), json: '', startInput: block.input });
           progress.toolCallStarted();
         } else if (block.type === 'text' && typeof block.text === 'string') {
           progress.appendText(block.text);
@@ -186,7 +189,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
       }
       case 'message_delta': {
         const delta = isPlainObject(data.delta) ? data.delta : {};
-        if (typeof delta.stop_reason === 'string') stopReason = STOP_REASONS[delta.stop_reason] ?? 'other';
+        if (typeof delta.stop_reason === 'string') stopReason = ownEntry(STOP_REASONS, delta.stop_reason) ?? 'other';
         readUsage(raw, isPlainObject(data.usage) ? data.usage : {});
         break;
       }
@@ -207,6 +210,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
   const toolCalls: ToolCall[] = [...tools.entries()]
     .sort(([a], [b]) => a - b)
     .map(([, t]) => ({ id: t.id, name: t.name, ...(t.json.trim() !== '' ? toolInputFromText(t.json) : toolInputFromValue(t.startInput)) }));
+  requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
   const thinkingBlocks = [...thinking.entries()].sort(([a], [b]) => a - b).map(([, b]) => b);
   return assistantMessage({
     text: progress.text,

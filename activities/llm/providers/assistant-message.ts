@@ -66,5 +66,8 @@ export function modelName(v: unknown): string | undefined {
 
 /** Token counts as the wire sends them: absent, null, or (from some proxies) a float. */
 export function tokenCount(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.min(Math.round(v), MAX_TOKEN_COUNT) : 0;
 }
+
+/** Far above any context window: a larger count is garbage, and sums of counts must stay exact integers. */
+const MAX_TOKEN_COUNT = 1e12;

@@ -46,7 +46,7 @@ export async function openEventStream(provider: string, call: ProviderCall, url:
     }
     throw new LlmError({ type: 'unknown', provider, endpoint: res.endpoint, status: res.status, detail: `expected an event stream, got ${contentType}` });
   }
-  return { endpoint: res.endpoint, events: parseSse(res.body), progress };
+  return { endpoint: res.endpoint, events: parseSse(res.body, { provider, endpoint: res.endpoint }), progress };
 }
 
 /** One data frame as JSON. Garbage mid-stream is a retryable `network_error`; see `malformedFrameError`. */
@@ -63,6 +63,33 @@ export function frameJson(provider: string, data: string, endpoint: string): unk
 export function endedWithoutSentinel(provider: string, call: ProviderCall, sentinel: string, endpoint: string): never {
   if (call.signal.aborted) throw new LlmAbortError(provider, call.signal.reason);
   throw truncatedStreamError(provider, sentinel, endpoint);
+}
+
+/**
+ * `table[key]` only for a key the table itself holds: a wire value such as `"constructor"`
+ * would otherwise find Object.prototype's member, and a function would pass for a stop reason.
+ */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
+/** A wire field that must be a string; anything else is none. (`String()` of `{"toString": 1}` throws.) */
+export function wireString(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * A tool call the stream left without a name or an id can be neither run nor answered,
+ * and the message schema refuses it: a session that recorded one could not continue as
+ * new. The providers always send both (the adapters make Gemini's ids, and OpenAI's when a
+ * server sends none), so the stream was mangled on the way: a retryable `network_error`,
+ * as a malformed frame is.
+ */
+export function requireCompleteToolCalls(provider: string, calls: readonly { id: string; name: string }[], endpoint: string): void {
+  const at = calls.findIndex((c) => c.id === '' || c.name === '');
+  if (at < 0) return;
+  const missing = calls[at]?.name === '' ? 'a name' : 'an id';
+  throw new LlmError({ type: 'network_error', provider, endpoint, detail: `tool call ${at + 1} of the answer came without ${missing}` });
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
+import { forbidsToolCalls } from '../compaction-request';
 import { LlmError } from '../llm-error';
 import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromValue } from './assistant-message';
-import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, ownEntry, requireCompleteToolCalls, wireString } from './event-stream';
 import { GeminiPartRecorder, modelParts, type GeminiPart } from './gemini-parts';
 import { stableTools } from './stable-tools';
 import { mergeTurns, type Turn } from './turns';
@@ -51,6 +52,8 @@ export function geminiRequestBody(request: LlmRequest) {
       : {}),
     ...(request.system ? { systemInstruction: { parts: [{ text: request.system }] } } : {}),
     contents: toContents(request.messages),
+    // A compaction's summary must be text: the function declarations stay, calling them does not.
+    ...(request.tools.length > 0 && forbidsToolCalls(request) ? { toolConfig: { functionCallingConfig: { mode: 'NONE' } } } : {}),
     generationConfig: { maxOutputTokens: request.maxTokens, ...thinkingConfig(request.reasoning) },
   };
 }
@@ -142,7 +145,7 @@ export const streamGemini: ProviderStream = async (request, call) => {
           parts.call(toolCalls.length, signature);
           toolCalls.push({
             id: `gemini_${replyTag}_${toolCalls.length + 1}`,
-            name: String(part.functionCall.name ?? ''),
+            name: wireString(part.functionCall.name),
             ...toolInputFromValue(part.functionCall.args),
           });
           progress.toolCallStarted();
@@ -158,7 +161,7 @@ export const streamGemini: ProviderStream = async (request, call) => {
       if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '') {
         if (BLOCKING_FINISH_REASONS.has(candidate.finishReason)) throw contentBlocked(`the answer was stopped (${candidate.finishReason})`, endpoint);
         finished = true;
-        stopReason = FINISH_REASONS[candidate.finishReason] ?? 'other';
+        stopReason = ownEntry(FINISH_REASONS, candidate.finishReason) ?? 'other';
       }
     }
   } catch (err) {
@@ -167,6 +170,7 @@ export const streamGemini: ProviderStream = async (request, call) => {
     if (!(finished && LlmError.is(err) && err.type === 'network_error' && !call.signal.aborted)) throw err;
   }
   if (!finished) endedWithoutSentinel(PROVIDER, call, 'a candidate with finishReason', endpoint);
+  requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
 
   return assistantMessage({ text: progress.text, toolCalls, stopReason, usage, responseModel, ...(parts.needed ? { providerData: { provider: PROVIDER, parts: parts.refs } } : {}) });
 };

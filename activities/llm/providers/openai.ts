@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
+import { forbidsToolCalls } from '../compaction-request';
 import { LlmError } from '../llm-error';
 import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText } from './assistant-message';
-import { endedWithoutSentinel, frameJson, joinUrl, openEventStream } from './event-stream';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, ownEntry, requireCompleteToolCalls } from './event-stream';
 import { stableTools } from './stable-tools';
 import type { ProviderStream } from './types';
 
@@ -34,6 +35,8 @@ export function openAiRequestBody(request: LlmRequest, baseUrl: string) {
         }
       : {}),
     messages: toOpenAiMessages(request),
+    // A compaction's summary must be text. OpenAI refuses a tool choice without tools.
+    ...(request.tools.length > 0 && forbidsToolCalls(request) ? { tool_choice: 'none' } : {}),
     [maxTokensField(baseUrl)]: request.maxTokens,
     ...(effort === undefined ? {} : { reasoning_effort: effort }),
     ...(request.promptCacheKey === undefined ? {} : { prompt_cache_key: request.promptCacheKey }),
@@ -161,7 +164,7 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
       }
       if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
         sawFinish = true;
-        stopReason = FINISH_REASONS[choice.finish_reason] ?? 'other';
+        stopReason = ownEntry(FINISH_REASONS, choice.finish_reason) ?? 'other';
       }
     }
   } catch (err) {
@@ -175,6 +178,7 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
   if (!sawDone && !sawFinish) endedWithoutSentinel(PROVIDER, call, '[DONE] or a finish_reason', endpoint);
 
   const toolCalls: ToolCall[] = [...slots.values()].map((s) => ({ id: s.id || generatedId(), name: s.name, ...toolInputFromText(s.args) }));
+  requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
   return assistantMessage({ text: progress.text, toolCalls, stopReason: refused ? 'refusal' : stopReason, usage, responseModel });
 };
 
