@@ -93,6 +93,6 @@ export function formatReport(r: BenchResult): string {
       ...r.workerOptions.filter((w) => w.error).map((w) => `   ${w.option} = ${w.value}: FAILED: ${w.error}`),
     );
   }
-  out.push('', 'Targets (issue 7):', table(['target', 'value', 'wanted', 'met'], r.targets.map((x) => [x.name, x.value, x.target, x.met ? 'yes' : 'NO'])));
+  out.push('', 'Targets:', table(['target', 'value', 'wanted', 'met'], r.targets.map((x) => [x.name, x.value, x.target, x.met ? 'yes' : 'NO'])));
   return out.join('\n');
 }

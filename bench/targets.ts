@@ -1,6 +1,13 @@
 import type { BenchResult, Target } from './result';
 
-/** The targets of issue 7, checked against one run. In `--quick` they are checked at its smaller scale. */
+/**
+ * The targets still in force, checked against one run; in `--quick` at its smaller scale.
+ * The step's ratio to the no-op floor (≤ 1.2) and saturation against it (≥ 80 %) were
+ * retired on 2026-12-01: the floor's activities do nothing, so what the agent does beyond
+ * it is the product's own work (its HTTP call and stream, the log, the status upserts).
+ * Both are still measured and reported beside the floor; a floor that does the same I/O
+ * is the next benchmark's reference.
+ */
 export function checkTargets(r: Omit<BenchResult, 'targets'>): Target[] {
   const check = (name: string, value: number | null, target: string, met: (v: number) => boolean): Target => ({
     name,
@@ -9,9 +16,7 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): Target[] {
     met: value !== null && Number.isFinite(value) && met(value),
   });
   return [
-    check('step overhead ÷ floor step (p50)', r.overhead.overheadToFloor, '≤ 1.2', (v) => v <= 1.2),
     check('step overhead over the plain loop, p50 ms', r.overhead.overheadP50Ms, '≤ 25', (v) => v <= 25),
-    check('saturation steps/s, % of the floor', Math.round(r.throughput.agentToFloor * 1000) / 10, '≥ 80', (v) => v >= 80),
     check(`replay of ${r.replay.steps} steps, ms`, r.replay.succeeded ? r.replay.medianMs : null, '< 2000', (v) => v < 2000),
     check(`history bytes ${r.history.ratio.top} ÷ ${r.history.ratio.base} steps`, r.history.ratio.value, '≤ 12', (v) => v <= 12),
   ];

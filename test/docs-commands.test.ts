@@ -8,7 +8,7 @@
  */
 import { exec, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -136,7 +136,6 @@ describe('the runnable shell blocks, against npm start', () => {
 /** The text of every product source file, where a variable the docs set must be read. */
 async function productSources(): Promise<string> {
   const folders = ['activities', 'client', 'config', 'connection', 'encryption', 'worker', 'scripts', 'contracts'];
-  const { stdout } = await run(`git ls-files ${folders.join(' ')}`, { cwd: ROOT });
-  const files = stdout.split('\n').filter((f) => f.endsWith('.ts'));
-  return (await Promise.all(files.map((f) => readFile(path.join(ROOT, f), 'utf8')))).join('\n');
+  const files = (await Promise.all(folders.map(async (folder) => (await readdir(path.join(ROOT, folder), { recursive: true })).map((f) => path.join(folder, f))))).flat();
+  return (await Promise.all(files.filter((f) => f.endsWith('.ts')).map((f) => readFile(path.join(ROOT, f), 'utf8')))).join('\n');
 }
