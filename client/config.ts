@@ -15,6 +15,9 @@ export function splitList(text: string): string[] {
     .filter((s) => s !== '');
 }
 
+/** The first item that comes again. */
+const twiceIn = (items: string[]) => items.find((item, i) => items.indexOf(item) !== i);
+
 /**
  * The client's environment, parsed once; the same names as the worker's. How it reaches
  * Temporal is read by `connection/`, as Temporal's CLI reads it (`connection` below).
@@ -28,7 +31,12 @@ export const ClientEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_MAX_STEPS: z.string().transform(Number).pipe(SessionInputSchema.shape.maxSteps.unwrap()).optional(),
   AGENT_MAX_TOKENS: z.string().transform(Number).pipe(SessionInputSchema.shape.maxTokens.unwrap()).optional(),
   /** Comma-separated built-in tool names, e.g. `calculator,read_file`. */
-  AGENT_TOOLS: z.string().transform(splitList).pipe(SessionInputSchema.shape.tools.unwrap()).optional(),
+  AGENT_TOOLS: z
+    .string()
+    .transform(splitList)
+    .refine((tools) => new Set(tools).size === tools.length, { error: (issue) => `gives ${twiceIn(issue.input as string[])} twice` })
+    .pipe(SessionInputSchema.shape.tools.unwrap())
+    .optional(),
   /**
    * A JSON file of model windows, `{ "provider:model": { "contextWindow": N, "maxOutputTokens": N } }`,
    * replacing or adding to MODEL_WINDOWS: `start` and `run` give a session its model's window from it.

@@ -8,6 +8,7 @@ import { connectionFailure } from './connection-failure';
  * better by waiting.
  */
 export async function connectClientConnection(config: TemporalConnectionConfig, connectTimeoutMs = 5_000): Promise<Connection> {
+  if (config.plaintextKeyWarning) console.error(config.plaintextKeyWarning);
   try {
     return await Connection.connect({ ...config.options, connectTimeout: connectTimeoutMs });
   } catch (error) {

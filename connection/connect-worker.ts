@@ -7,6 +7,7 @@ import { connectionFailure } from './connection-failure';
  * client's so the CLI never loads the native bridge. Fails once, in one line.
  */
 export async function connectWorkerConnection(config: TemporalConnectionConfig): Promise<NativeConnection> {
+  if (config.plaintextKeyWarning) console.error(config.plaintextKeyWarning);
   try {
     return await NativeConnection.connect(config.options);
   } catch (error) {

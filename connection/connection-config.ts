@@ -24,6 +24,11 @@ export interface TemporalConnectionConfig {
   /** How the connection is secured, for a log line: never a key or a file's contents. */
   readonly security: 'plaintext' | 'tls' | 'mtls';
   readonly usesApiKey: boolean;
+  /**
+   * Said on stderr when connecting: an API key is about to travel in the clear to a host
+   * other than this machine (TLS turned off by hand). Never holds the key.
+   */
+  readonly plaintextKeyWarning?: string;
   /** The name of the setting behind each part, for error lines. */
   readonly settingName: SettingNamer;
 }
@@ -80,6 +85,7 @@ export function loadConnectionConfig(env: Record<string, string | undefined> = p
   };
   const tlsOn = options.tls !== undefined && options.tls !== false;
   const mutual = typeof options.tls === 'object' && options.tls.clientCertPair !== undefined;
+  const exposed = apiKey !== undefined && !tlsOn && !isLoopback(address);
   return {
     address,
     namespace,
@@ -87,7 +93,18 @@ export function loadConnectionConfig(env: Record<string, string | undefined> = p
     security: mutual ? 'mtls' : tlsOn ? 'tls' : 'plaintext',
     usesApiKey: apiKey !== undefined,
     settingName: name,
+    ...(exposed
+      ? {
+          plaintextKeyWarning: `warning: ${name('apiKey')} goes without TLS to ${address} (${name('tls')} turns it off), so anyone on the way can read it: turn TLS on, or reach the server on a loopback address`,
+        }
+      : {}),
   };
+}
+
+/** `localhost`, 127.0.0.0/8 and `[::1]`: a key sent there does not leave the machine. */
+function isLoopback(address: string): boolean {
+  const host = address.slice(0, address.lastIndexOf(':')).toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** The variables that are set; `TEMPORAL_GRPC_META_X=` is kept, since blank removes a header there. */

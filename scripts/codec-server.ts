@@ -6,13 +6,24 @@
  * `temporal server start-dev --ui-codec-endpoint http://localhost:8888`, or in the UI's
  * settings ("Codec Server").
  *
- * It decrypts anything it is sent, so it listens on loopback only, and answers CORS
- * preflights for the configured UI origin only. It needs the same AGENT_ENCRYPTION_KEY and
- * AGENT_ENCRYPTION_KEY_ID as the worker.
+ * It decrypts anything it is sent, so it answers only its own callers: it listens on
+ * loopback only; answers CORS preflights for the configured UI origin only; answers only a
+ * request whose Host names it (a web page that rebinds its own DNS name to 127.0.0.1 sends
+ * its own name, so it cannot use the server as a decryption oracle); takes only
+ * `Content-Type: application/json` (a cross-origin form or text/plain post needs no
+ * preflight, JSON does); and, with CODEC_SERVER_TOKEN set, only `Authorization: Bearer
+ * <token>`, which the CLI sends with `--codec-auth` (TEMPORAL_CODEC_AUTH). The UI cannot
+ * send a fixed token (with TEMPORAL_CODEC_PASS_ACCESS_TOKEN it passes its signed-in user's
+ * own access token, which this server does not verify), so a server the UI uses runs
+ * without one and relies on the checks before it. It needs the same AGENT_ENCRYPTION_KEY and
+ * AGENT_ENCRYPTION_KEY_ID as the worker, and its AGENT_ENCRYPTION_PREVIOUS_KEYS.
  *
  * Environment: CODEC_SERVER_PORT (8888), CODEC_SERVER_CORS_ORIGINS (http://localhost:8233,
- * comma-separated: the UI's origin as the browser sends it).
+ * comma-separated: the UI's origin as the browser sends it), CODEC_SERVER_HOSTS (names it
+ * is also reached by, e.g. through a proxy; comma-separated), CODEC_SERVER_TOKEN (unset:
+ * no token asked).
  */
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -31,6 +42,13 @@ export interface CodecServerOptions {
   host?: string;
   /** Origins allowed to call it from a browser. Default: the dev server's UI, http://localhost:8233. */
   corsOrigins?: readonly string[];
+  /**
+   * Host names it answers besides its own address (and `localhost`, on loopback), with or
+   * without a port: the names a proxy in front of it is reached by.
+   */
+  allowedHosts?: readonly string[];
+  /** When set, every POST must carry `Authorization: Bearer <token>`. */
+  token?: string;
 }
 
 export interface CodecServer {
@@ -85,8 +103,32 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** The Host values that name this server: its address and port, and each allowed name, bare or with the port. */
+function ownHosts(host: string, port: number, allowed: readonly string[]): Set<string> {
+  const names = [host.includes(':') ? `[${host}]` : host, ...(LOOPBACK.has(host) ? ['localhost', '127.0.0.1', '[::1]'] : [])];
+  const hosts = new Set(names.map((name) => `${name}:${port}`));
+  for (const name of allowed) {
+    const lower = name.toLowerCase();
+    hosts.add(lower);
+    if (!/:\d+$/.test(lower)) hosts.add(`${lower}:${port}`);
+  }
+  return hosts;
+}
+
+/** Compares in constant time, so the answer's timing tells nothing of the token. */
+function sameToken(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const origins = new Set(options.corsOrigins ?? ['http://localhost:8233']);
+  const listenHost = options.host ?? '127.0.0.1';
+  // Known once listening: the port may be a free one the system picked.
+  let hosts = new Set<string>();
 
   /** CORS for the UI: it runs in the browser on another origin and sends JSON plus `X-Namespace`. */
   const cors = (req: IncomingMessage, res: ServerResponse) => {
@@ -117,6 +159,16 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     if (req.method !== 'POST' || (route !== '/encode' && route !== '/decode')) {
       throw new HttpError(404, `no route for ${req.method} ${route}: this server answers POST /encode and POST /decode`);
     }
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!hosts.has(host)) throw new HttpError(403, `Host ${JSON.stringify(host)} is not this codec server: it answers ${[...hosts].join(', ')} (add a name with CODEC_SERVER_HOSTS)`);
+    if (options.token !== undefined) {
+      const given = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      if (given === undefined || !sameToken(given, options.token)) {
+        res.setHeader('www-authenticate', 'Bearer');
+        throw new HttpError(401, 'send Authorization: Bearer <CODEC_SERVER_TOKEN> (temporal --codec-auth "Bearer …")');
+      }
+    }
+    if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'send the payloads as Content-Type: application/json');
     const parsed = JsonPayloadsSchema.safeParse(await readJson(req));
     if (!parsed.success) throw new HttpError(400, `expected {"payloads": [{"metadata": {…}, "data": "…"}]}: ${z.prettifyError(parsed.error)}`);
     const payloads = parsed.data.payloads.map(fromJson);
@@ -139,11 +191,12 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, listenHost, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  hosts = ownHosts(listenHost, port, options.allowedHosts ?? []);
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url: `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -152,26 +205,33 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   };
 }
 
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((o) => o.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+
 const CodecServerEnvSchema = z.object({
   CODEC_SERVER_PORT: z.coerce.number().int().min(1).max(65_535).default(8888),
-  CODEC_SERVER_CORS_ORIGINS: z
+  CODEC_SERVER_CORS_ORIGINS: z.string().default('http://localhost:8233').transform(list),
+  CODEC_SERVER_HOSTS: z
     .string()
-    .default('http://localhost:8233')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((o) => o.trim().replace(/\/+$/, ''))
-        .filter(Boolean),
-    ),
+    .default('')
+    .transform(list)
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, { message: 'must be host names, each with or without :port, comma-separated' }))),
+  // A token is only worth asking for if it cannot be guessed.
+  CODEC_SERVER_TOKEN: z.string().min(32, { message: 'must be at least 32 characters (e.g. the output of `openssl rand -hex 16`)' }).optional(),
 });
 
 async function main(): Promise<void> {
   const key = encryptionKeyFromEnv(process.env);
   if (!key) throw new ConfigError('set AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID to the worker\'s key: there is nothing to decode without them');
-  const parsed = CodecServerEnvSchema.safeParse(process.env);
+  const parsed = CodecServerEnvSchema.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== '')));
   if (!parsed.success) throw new ConfigError(describeEnvIssues(parsed.error));
-  const server = await startCodecServer({ codec: new AesGcmCodec(key), port: parsed.data.CODEC_SERVER_PORT, corsOrigins: parsed.data.CODEC_SERVER_CORS_ORIGINS });
-  console.log(`codec server: ${server.url} (key id "${key.id}", CORS for ${parsed.data.CODEC_SERVER_CORS_ORIGINS.join(', ')}). Ctrl-C stops it.`);
+  const { CODEC_SERVER_PORT: port, CODEC_SERVER_CORS_ORIGINS: corsOrigins, CODEC_SERVER_HOSTS: allowedHosts, CODEC_SERVER_TOKEN: token } = parsed.data;
+  const server = await startCodecServer({ codec: new AesGcmCodec(key), port, corsOrigins, allowedHosts, ...(token === undefined ? {} : { token }) });
+  const ids = [key.id, ...(key.previous ?? []).map((k) => k.id)].map((id) => `"${id}"`).join(', ');
+  console.log(`codec server: ${server.url} (key ids ${ids}, CORS for ${corsOrigins.join(', ')}${token === undefined ? '' : ', bearer token required'}). Ctrl-C stops it.`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.close().then(() => process.exit(0)));
 }
 

@@ -19,6 +19,9 @@ describe('a bad session setting on start and run', () => {
     [['--max-steps', '0'], 'client: --max-steps must be a whole number from 1 to 500, got "0"'],
     [['--max-tokens', '1e9'], 'client: --max-tokens must be a whole number from 1 to 200000, got "1e9"'],
     [['--tools', 'calculator,abacus'], 'client: --tools: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
+    [['--tools', 'calculator,read_file,calculator'], 'client: --tools gives calculator twice'],
+    [['--mcp', 'docs,fs,docs'], 'client: --mcp gives docs twice'],
+    [['--approve-tools', 'write_file, write_file'], 'client: --approve-tools gives write_file twice'],
     [['--tool-timeout', 'read_file:5'], 'client: --tool-timeout needs NAME=SECONDS, e.g. read_file=30, got "read_file:5"'],
     [['--tool-timeout', 'read_file=0'], 'client: --tool-timeout read_file must be seconds from 0.1 to 86400, got "0"'],
     [['--tool-timeout', 'abacus=5'], 'client: --tool-timeout: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
@@ -46,6 +49,7 @@ describe('a bad session setting on start and run', () => {
     ['AGENT_MAX_STEPS', '0', 'client: AGENT_MAX_STEPS: must be a whole number from 1 to 500'],
     ['AGENT_MAX_TOKENS', '1e9', 'client: AGENT_MAX_TOKENS: must be a whole number from 1 to 200000'],
     ['AGENT_TOOLS', 'calculator,abacus', 'client: AGENT_TOOLS: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
+    ['AGENT_TOOLS', 'read_file,read_file', 'client: AGENT_TOOLS: gives read_file twice'],
   ])('a bad %s=%s is refused in one line naming the variable, exit code 2', async (name, value, line) => {
     const result = await cli(['run', '--prompt', 'hi'], { [name]: value });
     expect(result.code, result.stderr).toBe(2);

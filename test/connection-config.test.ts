@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConnectionConfig } from '../connection/connection-config';
 import { ConfigError } from '../config/config-error';
 import { makeTestCertificates, type TestCertificates } from './support/test-certificates';
+import { runEntry } from './support/cli';
 
 let certs: TestCertificates;
 let dir: string;
@@ -48,6 +49,31 @@ describe('connection settings', () => {
     const config = loadConnectionConfig({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct', TEMPORAL_API_KEY: 'k-1' });
     expect(config).toMatchObject({ address: 'ns.acct.tmprl.cloud:7233', namespace: 'ns.acct', security: 'tls', usesApiKey: true });
     expect(config.options).toMatchObject({ apiKey: 'k-1', tls: true });
+  });
+
+  it('warns, without the key, when TEMPORAL_TLS=false would send an API key in the clear to a host that is not loopback', () => {
+    const secret = 'tmprl-secret-key-value';
+    const config = loadConnectionConfig({ TEMPORAL_ADDRESS: 'temporal.example.com:7233', TEMPORAL_API_KEY: secret, TEMPORAL_TLS: 'false' });
+    expect(config.security).toBe('plaintext');
+    expect(config.plaintextKeyWarning).toBe(
+      'warning: TEMPORAL_API_KEY goes without TLS to temporal.example.com:7233 (TEMPORAL_TLS turns it off), so anyone on the way can read it: turn TLS on, or reach the server on a loopback address',
+    );
+    expect(config.plaintextKeyWarning).not.toContain(secret);
+    // On loopback the key never leaves the machine; with TLS, or without a key, there is nothing to warn of.
+    for (const address of ['localhost:7233', '127.0.0.1:7233', '127.8.9.10:7233', '[::1]:7233']) {
+      expect(loadConnectionConfig({ TEMPORAL_ADDRESS: address, TEMPORAL_API_KEY: secret, TEMPORAL_TLS: 'false' }).plaintextKeyWarning, address).toBeUndefined();
+    }
+    expect(loadConnectionConfig({ TEMPORAL_ADDRESS: 'temporal.example.com:7233', TEMPORAL_API_KEY: secret }).plaintextKeyWarning).toBeUndefined();
+    expect(loadConnectionConfig({ TEMPORAL_ADDRESS: 'temporal.example.com:7233', TEMPORAL_TLS: 'false' }).plaintextKeyWarning).toBeUndefined();
+  });
+
+  it('prints that warning on stderr when the client connects', async () => {
+    // 192.0.2.0/24 is reserved for documentation: nothing answers there, so the command then fails to connect.
+    const result = await runEntry('client/main.ts', ['list'], { TEMPORAL_ADDRESS: '192.0.2.1:7233', TEMPORAL_API_KEY: 'tmprl-secret-key-value', TEMPORAL_TLS: 'false' });
+    const lines = result.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/^warning: TEMPORAL_API_KEY goes without TLS to 192\.0\.2\.1:7233 /);
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toContain('tmprl-secret-key-value');
   });
 
   it('reads a temporal.toml profile named by TEMPORAL_PROFILE, and lets the environment override it', async () => {

@@ -65,6 +65,27 @@ describe('the AES-256-GCM payload codec', () => {
     await expect(new AesGcmCodec(newKey('new-key')).decode([encrypted as Payload])).rejects.toThrow(/encrypted with key id "old-key": this process has AGENT_ENCRYPTION_KEY_ID="new-key"/);
   });
 
+  it('decrypts with a key ring after rotation: the new key encrypts, a previous key still decrypts what it wrote', async () => {
+    const old = newKey('key-2025');
+    const [written] = await new AesGcmCodec(old).encode([payload('from before the rotation')]);
+    const rotated = new AesGcmCodec({ ...newKey('key-2026'), previous: [old] });
+    const [decrypted] = await rotated.decode([written as Payload]);
+    expect(utf8(decrypted?.data)).toBe(JSON.stringify('from before the rotation'));
+    const [fresh] = await rotated.encode([payload('after')]);
+    expect(utf8(fresh?.metadata?.[KEY_ID_METADATA])).toBe('key-2026');
+    // A previous key only decrypts: the old ring cannot read what the new key wrote.
+    await expect(new AesGcmCodec(old).decode([fresh as Payload])).rejects.toThrow(/encrypted with key id "key-2026"/);
+    await expect(rotated.decode([fresh as Payload])).resolves.toHaveLength(1);
+  });
+
+  it('names the ring in the refusal of an id it does not hold, and a previous key that does not fit its id', async () => {
+    const [encrypted] = await new AesGcmCodec(newKey('key-2024')).encode([payload('x')]);
+    const ring = new AesGcmCodec({ ...newKey('key-2026'), previous: [newKey('key-2025')] });
+    await expect(ring.decode([encrypted as Payload])).rejects.toThrow(/key id "key-2024": this process has AGENT_ENCRYPTION_KEY_ID="key-2026" and no such id in AGENT_ENCRYPTION_PREVIOUS_KEYS/);
+    const [byOld] = await new AesGcmCodec(newKey('key-2025')).encode([payload('x')]);
+    await expect(ring.decode([byOld as Payload])).rejects.toThrow(/key id "key-2025": the key AGENT_ENCRYPTION_PREVIOUS_KEYS gives it is not the key it was encrypted with/);
+  });
+
   it('rejects a payload whose key id was rewritten: the id is authenticated with the data', async () => {
     const key = newKey('a');
     const [encrypted] = await new AesGcmCodec(key).encode([payload('x')]);
@@ -81,11 +102,28 @@ describe('AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID', () => {
     expect(encryptionKeyFromEnv({ AGENT_ENCRYPTION_KEY: key, AGENT_ENCRYPTION_KEY_ID: 'k1' })).toEqual({ id: 'k1', bytes: Buffer.from(key, 'base64') });
   });
 
+  it('read AGENT_ENCRYPTION_PREVIOUS_KEYS as id=key pairs that decrypt only', () => {
+    const old = randomBytes(32).toString('base64');
+    const older = randomBytes(32).toString('base64');
+    expect(encryptionKeyFromEnv({ AGENT_ENCRYPTION_KEY: key, AGENT_ENCRYPTION_KEY_ID: 'k3', AGENT_ENCRYPTION_PREVIOUS_KEYS: `k2=${old}, k1=${older}` })).toEqual({
+      id: 'k3',
+      bytes: Buffer.from(key, 'base64'),
+      previous: [
+        { id: 'k2', bytes: Buffer.from(old, 'base64') },
+        { id: 'k1', bytes: Buffer.from(older, 'base64') },
+      ],
+    });
+  });
+
   it.each([
     ['a key that is not base64', { AGENT_ENCRYPTION_KEY: 'not base64!!', AGENT_ENCRYPTION_KEY_ID: 'k1' }, /AGENT_ENCRYPTION_KEY must be base64/],
     ['a key of 16 bytes', { AGENT_ENCRYPTION_KEY: randomBytes(16).toString('base64'), AGENT_ENCRYPTION_KEY_ID: 'k1' }, /exactly 32 bytes/],
     ['a key without an id', { AGENT_ENCRYPTION_KEY: key }, /set both AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID/],
     ['an id with a space', { AGENT_ENCRYPTION_KEY: key, AGENT_ENCRYPTION_KEY_ID: 'my key' }, /AGENT_ENCRYPTION_KEY_ID must be/],
+    ['previous keys without a current one', { AGENT_ENCRYPTION_PREVIOUS_KEYS: `k0=${key}` }, /AGENT_ENCRYPTION_PREVIOUS_KEYS: only decrypts, so it needs AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID/],
+    ['a previous key without its id', { AGENT_ENCRYPTION_KEY: key, AGENT_ENCRYPTION_KEY_ID: 'k1', AGENT_ENCRYPTION_PREVIOUS_KEYS: key }, /AGENT_ENCRYPTION_PREVIOUS_KEYS: entry 1 is not id=key/],
+    ['a previous key of 16 bytes', { AGENT_ENCRYPTION_KEY: key, AGENT_ENCRYPTION_KEY_ID: 'k1', AGENT_ENCRYPTION_PREVIOUS_KEYS: `k0=${randomBytes(16).toString('base64')}` }, /AGENT_ENCRYPTION_PREVIOUS_KEYS: the key of "k0" must be base64 of exactly 32 bytes/],
+    ['a previous key under the current id', { AGENT_ENCRYPTION_KEY: key, AGENT_ENCRYPTION_KEY_ID: 'k1', AGENT_ENCRYPTION_PREVIOUS_KEYS: `k1=${randomBytes(32).toString('base64')}` }, /AGENT_ENCRYPTION_PREVIOUS_KEYS: "k1" is AGENT_ENCRYPTION_KEY_ID already/],
   ])('refuse %s with a message naming the variable and never the key', (_name, env, message) => {
     let error: unknown;
     try {
@@ -95,7 +133,10 @@ describe('AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
-    if (env.AGENT_ENCRYPTION_KEY) expect((error as Error).message).not.toContain(env.AGENT_ENCRYPTION_KEY);
+    expect((error as Error).message.split('\n')).toHaveLength(1);
+    const vars: Record<string, string | undefined> = env;
+    const previousKey = vars.AGENT_ENCRYPTION_PREVIOUS_KEYS?.split('=').slice(1).join('=');
+    for (const secret of [vars.AGENT_ENCRYPTION_KEY, previousKey]) if (secret) expect((error as Error).message).not.toContain(secret);
   });
 });
 
@@ -225,8 +266,11 @@ describe('a session with encryption on, on a dev server with its own SQLite file
     await expect(wrong.workflow.getHandle(ok.workflowId).result()).rejects.toThrow(/AGENT_ENCRYPTION_KEY is not the key it was encrypted with/);
     await expect(none.workflow.getHandle(ok.workflowId).result()).rejects.toThrow(/binary\/encrypted/);
     // A Query's arguments are decoded by the worker, which cannot read the wrong key's: the
-    // query fails, and its reason is encrypted for the right key (the client sees "Encoded failure").
-    await expect(readLog(wrong.workflow.getHandle(ok.workflowId))).rejects.toThrow();
+    // query fails, and its reason is encrypted for the right key, which this client cannot
+    // decrypt either: it says so, for the key id, rather than showing garbage.
+    await expect(readLog(wrong.workflow.getHandle(ok.workflowId))).rejects.toThrow(
+      new RegExp(`cannot decrypt a payload with key id "${key.id}": AGENT_ENCRYPTION_KEY is not the key it was encrypted with`),
+    );
   });
 
   it('serves the Temporal UI: /decode returns the plain text of a stored payload, with the CORS headers the UI needs', async () => {
@@ -255,12 +299,13 @@ describe('a session with encryption on, on a dev server with its own SQLite file
     expect(JSON.parse(Buffer.from(decoded.payloads[0]?.data ?? '', 'base64').toString())).toMatchObject({ model: `anthropic:${MODEL}`, system: SYSTEM });
 
     // Encoding, for the UI's forms, round-trips through /decode.
-    const encoded = await (await fetch(`${codecServer.url}/encode`, { method: 'POST', body: JSON.stringify(decoded) })).json();
-    const again = await (await fetch(`${codecServer.url}/decode`, { method: 'POST', body: JSON.stringify(encoded) })).json();
+    const json = { 'content-type': 'application/json' };
+    const encoded = await (await fetch(`${codecServer.url}/encode`, { method: 'POST', headers: json, body: JSON.stringify(decoded) })).json();
+    const again = await (await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: json, body: JSON.stringify(encoded) })).json();
     expect(again).toEqual(decoded);
 
     // Another site's page cannot read it from the browser.
-    const foreign = await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { origin: 'https://evil.example' }, body: JSON.stringify(input) });
+    const foreign = await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { ...json, origin: 'https://evil.example' }, body: JSON.stringify(input) });
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -268,13 +313,46 @@ describe('a session with encryption on, on a dev server with its own SQLite file
     const wrong = await startCodecServer({ codec: new AesGcmCodec({ id: key.id, bytes: randomBytes(32) }) });
     try {
       const history = JSON.parse(await exportHistory(client, ok.workflowId));
-      const response = await fetch(`${wrong.url}/decode`, { method: 'POST', body: JSON.stringify(history.events[0].workflowExecutionStartedEventAttributes.input) });
+      const response = await fetch(`${wrong.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(history.events[0].workflowExecutionStartedEventAttributes.input) });
       expect(response.status).toBe(422);
       expect(await response.json()).toEqual({ error: expect.stringMatching(/AGENT_ENCRYPTION_KEY is not the key it was encrypted with/) });
     } finally {
       await wrong.close();
     }
   });
+
+  it('keeps an open session going across a key rotation: a worker holding the new key and the old one in AGENT_ENCRYPTION_PREVIOUS_KEYS replays its history and answers the next message', async () => {
+    const taskQueue = `encryption-rotation-${randomUUID()}`;
+    const rotationModel = `${MODEL}-rotation`;
+    const before = await startWorkerProcess('encryption-before-rotation', agentWorkerEnv({ address: server?.address ?? '', taskQueue, llmUrl: llm.url, extra: keyEnv }));
+    llm.script(rotationModel, { kind: 'text', text: 'one' }, { kind: 'text', text: 'two' });
+    const env = { connection: loadConnectionConfig({ TEMPORAL_ADDRESS: server?.address }) };
+    const open = await startSession(client, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${rotationModel}` });
+    expect(await sendAndWait(open, 'before the rotation')).toMatchObject({ status: 'completed', turn: 1 });
+    await before.kill('SIGKILL');
+
+    const next = newKey(`${key.id}-next`);
+    const ring = { ...next, previous: [key] };
+    const rotatedEnv = {
+      AGENT_ENCRYPTION_KEY: next.bytes.toString('base64'),
+      AGENT_ENCRYPTION_KEY_ID: next.id,
+      AGENT_ENCRYPTION_PREVIOUS_KEYS: `${key.id}=${key.bytes.toString('base64')}`,
+    };
+    const after = await startWorkerProcess('encryption-after-rotation', agentWorkerEnv({ address: server?.address ?? '', taskQueue, llmUrl: llm.url, extra: rotatedEnv }));
+    try {
+      const rotated = await connectClient(env, ring);
+      clients.push(rotated);
+      const handle = rotated.workflow.getHandle(open.workflowId);
+      expect(await sendAndWait(handle, 'after the rotation')).toMatchObject({ status: 'completed', turn: 2 });
+      const log = await readLog(handle);
+      expect(log.filter((e) => e.type === 'assistant').map((e) => e.type === 'assistant' && e.message.text)).toEqual(['one', 'two']);
+      // History now holds payloads of both keys, and the new key encrypts from here on.
+      const ids = new Set(payloadsIn(JSON.parse(await exportHistory(rotated, open.workflowId)).events).map((p) => Buffer.from(p.metadata[KEY_ID_METADATA] ?? '', 'base64').toString()));
+      expect(ids).toEqual(new Set([key.id, next.id, '']));
+    } finally {
+      await after.kill('SIGKILL');
+    }
+  }, 120_000);
 
   it('leaves no prompt, answer or failure text in the dev server\'s SQLite file, which does hold the session (its model name, a search attribute, is in the clear)', async () => {
     await server?.stop();

@@ -26,6 +26,14 @@ describe('tracing configuration (unit)', () => {
     });
   });
 
+  it('keeps failure messages out of spans when payloads are encrypted, unless AGENT_TRACE_CONTENT=true asks for content', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' };
+    const key = { AGENT_ENCRYPTION_KEY: 'c2VjcmV0LWtleS1vZi10aGlydHktdHdvLWJ5dGVzISE=', AGENT_ENCRYPTION_KEY_ID: 'k1' };
+    expect(tracingConfigFromEnv({ ...endpoint, ...key })?.redactFailures).toBe(true);
+    expect(tracingConfigFromEnv({ ...endpoint, ...key, AGENT_TRACE_CONTENT: 'true' })?.redactFailures).toBeUndefined();
+    expect(tracingConfigFromEnv(endpoint)?.redactFailures).toBeUndefined();
+  });
+
   it('refuses a bad value in one line naming the variable, never echoing the value', () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318-secret' }, /^OTEL_EXPORTER_OTLP_ENDPOINT is not valid: expected an http:\/\/ or https:\/\/ URL$/],

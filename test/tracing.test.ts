@@ -6,7 +6,7 @@
  * client's `send`. Then the session's history is replayed with tracing on: no span is
  * exported again, and the spans a replay makes have the ids the live run exported.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -312,6 +312,64 @@ describe('AGENT_TRACE_CONTENT=true', () => {
     expect(String(attempts[1]?.attributes['gen_ai.output.messages'])).toContain('forty-two');
     expect(spans.find((s) => s.name === 'RunActivity:runTool')?.attributes).toMatchObject({ 'agent.tool.name': 'calculator', 'agent.tool.arguments': JSON.stringify({ expression: '6*7' }) });
     expect(endpoint.exports.join('\n')).not.toContain('test-anthropic-key');
+  });
+});
+
+describe('a failed turn with encryption on and AGENT_TRACE_CONTENT unset', () => {
+  const queue = `tracing-encrypted-${randomUUID()}`;
+  const model = `trace-encrypted-${randomUUID().slice(0, 8)}`;
+  const mark = `provider-said-${randomUUID()}`;
+  const keyEnv = { AGENT_ENCRYPTION_KEY: randomBytes(32).toString('base64'), AGENT_ENCRYPTION_KEY_ID: 'trace-key' };
+  let encryptedWorker: WorkerProcess | undefined;
+  let spans: ReceivedSpan[];
+  let exported: string;
+
+  beforeAll(async () => {
+    encryptedWorker = await startWorkerProcess(
+      'tracing-encrypted',
+      agentWorkerEnv({
+        address: devServerAddress(),
+        namespace: devServerNamespace(),
+        taskQueue: queue,
+        llmUrl: llm.url,
+        extra: { ...OTEL_FAST, ...keyEnv, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-encrypted' },
+      }),
+    );
+    llm.script(model, { kind: 'status', status: 401, message: `bad key, ${mark}` });
+    const run = await runEntry('client/main.ts', ['run', '--prompt', 'hello', '--model', `anthropic:${model}`, '--json'], {
+      ...OTEL_FAST,
+      ...keyEnv,
+      TEMPORAL_ADDRESS: devServerAddress(),
+      TEMPORAL_NAMESPACE: devServerNamespace(),
+      AGENT_TASK_QUEUE: queue,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url,
+      OTEL_SERVICE_NAME: 'agent-client-encrypted',
+    });
+    const out = JSON.parse(run.stdout) as { workflowId: string; status: string; failure?: { type: string; message: string } };
+    // The client holds the key: it reads the provider's words, in plain text, as the person asking should.
+    expect(out).toMatchObject({ status: 'failed', failure: { type: 'auth_error', message: expect.stringContaining(mark) } });
+    spans = await eventually('the failed turn\'s spans', () => {
+      const mine = endpoint.spans.filter((s) => s.service === 'agent-worker-encrypted');
+      return mine.some((s) => s.name === 'RunActivity:callLlm') && mine.some((s) => s.name === 'turn 1') ? mine : undefined;
+    });
+    exported = endpoint.exports.filter((e) => e.includes('agent-worker-encrypted') || e.includes('agent-client-encrypted')).join('\n');
+  }, 120_000);
+
+  afterAll(async () => {
+    await encryptedWorker?.kill('SIGTERM');
+  });
+
+  it('marks the failed spans with the failure type only: no provider message, no exception message or stack trace reaches the collector', () => {
+    const attempt = spans.find((s) => s.name === 'RunActivity:callLlm');
+    expect(attempt).toMatchObject({ statusCode: 2, attributes: expect.objectContaining({ 'error.type': 'auth_error' }) });
+    // The turn itself ends normally, with a failed result; what failed on the way are these.
+    const failed = spans.filter((s) => s.statusCode === 2);
+    expect(failed.map((s) => s.name).sort()).toEqual(['HandleUpdate:send', 'RunActivity:callLlm', 'StartActivity:callLlm', `chat ${model}`, 'step 1'].sort());
+    for (const name of [`chat ${model}`, 'step 1']) expect(failed.find((s) => s.name === name)?.attributes['error.type'], name).toBe('auth_error');
+    expect(exported).not.toContain(mark);
+    expect(exported).toContain('"message":"auth_error"');
+    expect(exported).not.toContain('exception.stacktrace');
+    expect(exported).not.toContain('exception.message');
   });
 });
 

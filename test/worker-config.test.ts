@@ -51,6 +51,32 @@ describe('worker configuration', () => {
     expect(lines[0]).not.toContain('no-port-here');
   });
 
+  it.each(['AGENT_SHUTDOWN_GRACE_MS', 'AGENT_LLM_IDLE_TIMEOUT_MS'])('refuses %s beyond the longest timer Node keeps (1e12 would fire after 1 ms), naming the maximum', (name) => {
+    expect(() => parseWorkerEnv({ [name]: '1e12' })).toThrow(new RegExp(`^${name}: must be at most 2147483647 ms`));
+    expect(parseWorkerEnv({ [name]: '2147483647' })[name as 'AGENT_SHUTDOWN_GRACE_MS']).toBe(2_147_483_647);
+  });
+
+  it('refuses AGENT_HTTP_MAX_RESPONSE_BYTES above what a tool result may carry (1 MiB), naming the maximum', () => {
+    expect(() => parseWorkerEnv({ AGENT_HTTP_MAX_RESPONSE_BYTES: '1048577' })).toThrow(/^AGENT_HTTP_MAX_RESPONSE_BYTES: must be at most 1048576 bytes/);
+    expect(parseWorkerEnv({ AGENT_HTTP_MAX_RESPONSE_BYTES: '1048576' }).AGENT_HTTP_MAX_RESPONSE_BYTES).toBe(1_048_576);
+  });
+
+  it('refuses a malformed AGENT_HTTP_ALLOWLIST entry when the environment is read, naming the variable and the entry', () => {
+    expect(() => parseWorkerEnv({ AGENT_HTTP_ALLOWLIST: 'api.example.com,exa mple.com' })).toThrow(/^AGENT_HTTP_ALLOWLIST: invalid entry "exa mple\.com": /);
+    expect(() => parseWorkerEnv({ AGENT_HTTP_ALLOWLIST: 'localhost:99999' })).toThrow(/^AGENT_HTTP_ALLOWLIST: invalid entry "localhost:99999": port must be 1-65535$/);
+    expect(parseWorkerEnv({ AGENT_HTTP_ALLOWLIST: 'api.example.com, 127.0.0.1:8080' }).AGENT_HTTP_ALLOWLIST).toEqual(['api.example.com', '127.0.0.1:8080']);
+  });
+
+  it.each([
+    ['AGENT_HTTP_ALLOWLIST', 'localhost:http', /^worker: AGENT_HTTP_ALLOWLIST: invalid entry "localhost:http": /],
+    ['AGENT_HTTP_MAX_RESPONSE_BYTES', '5000000', /^worker: AGENT_HTTP_MAX_RESPONSE_BYTES: must be at most 1048576 bytes/],
+  ])('stops npm run worker on a bad %s in one line, before it connects, without a stack', async (name, value, line) => {
+    // Nothing listens on localhost:1: a worker that got as far as connecting would say it cannot reach it.
+    const result = await runEntry('worker/main.ts', [], { [name]: value, TEMPORAL_ADDRESS: 'localhost:1' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(line)]);
+  });
+
   it('needs both AGENT_DEPLOYMENT_NAME and AGENT_BUILD_ID for Worker Versioning, naming the missing one', () => {
     expect(() => parseWorkerEnv({ AGENT_DEPLOYMENT_NAME: 'agent' })).toThrow(/^AGENT_BUILD_ID: required with AGENT_DEPLOYMENT_NAME/);
     expect(() => parseWorkerEnv({ AGENT_BUILD_ID: 'v2' })).toThrow(/^AGENT_DEPLOYMENT_NAME: required with AGENT_BUILD_ID/);

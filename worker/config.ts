@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ConfigError, parseEnv } from '../config/config-error';
 import { TaskQueueEnvSchema } from '../config/task-queue';
+import { compileHttpAllowlist, HTTP_ALLOWLIST_ENV, parseHttpAllowlist } from '../activities/tools/http-allowlist';
+import { MAX_CONTENT_BYTES } from '../activities/tools/tool-activities';
 
 const url = (name: string, fallback: string) =>
   z
@@ -9,7 +11,19 @@ const url = (name: string, fallback: string) =>
     .refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), { message: `${name} must be an http(s) URL` })
     .transform((v) => v.replace(/\/+$/, ''));
 
-const positiveMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/**
+ * Node keeps a timer of at most 2^31 - 1 ms (about 24.8 days); a longer one fires after
+ * 1 ms, so `1e12` would mean "at once". Such values are refused, not shortened.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+const positiveMs = (fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(MAX_TIMER_MS, { message: `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps)` })
+    .default(fallback);
 
 const flag = (name: string) =>
   z
@@ -37,13 +51,29 @@ export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_HTTP_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((h) => h.trim())
-        .filter(Boolean),
-    ),
-  AGENT_HTTP_MAX_RESPONSE_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    .transform(parseHttpAllowlist)
+    // Checked here, with the rest of the environment, so a bad entry stops the worker before it connects.
+    .superRefine((entries, ctx) => {
+      for (const entry of entries) {
+        try {
+          compileHttpAllowlist([entry]);
+        } catch (error) {
+          // The entry quoted as JSON: one pasted with a control character in it stays one line.
+          const said = `${HTTP_ALLOWLIST_ENV}: invalid entry "${entry}": `;
+          const message = (error as Error).message;
+          const why = message.startsWith(said) ? message.slice(said.length) : message;
+          ctx.addIssue({ code: 'custom', message: `invalid entry ${JSON.stringify(entry)}: ${why}` });
+          return;
+        }
+      }
+    }),
+  /** At most what one tool result may carry into history. */
+  AGENT_HTTP_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(MAX_CONTENT_BYTES, { message: `must be at most ${MAX_CONTENT_BYTES} bytes (1 MiB, the most a tool result carries)` })
+    .default(64 * 1024),
   /**
    * The worker's copy of its sessions' logs, which spares the LLM activity a Query per
    * step (activities/llm/session-log-cache.ts), counted as JSON text: the heap it takes

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error';
+import { ENCRYPTION_KEY_ENV } from '../encryption/encryption-key';
 
 /**
  * The standard OpenTelemetry variables this project reads, and nothing else: a collector
@@ -12,6 +13,12 @@ export interface TracingConfig {
   protocol: 'http/protobuf' | 'http/json';
   /** `AGENT_TRACE_CONTENT=true`: prompts and tool arguments go into spans too. */
   content: boolean;
+  /**
+   * Failed spans carry the failure's type, never its message (worker/tracing-redaction.ts):
+   * set when payloads are encrypted and content is not traced, since a message may quote
+   * the conversation that history keeps encrypted.
+   */
+  redactFailures?: true;
 }
 
 const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
@@ -43,10 +50,14 @@ export function tracingConfigFromEnv(env: NodeJS.ProcessEnv): TracingConfig | un
   const values = parsed.data;
   const endpoint = values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (values.OTEL_EXPORTER_OTLP_ENDPOINT && `${values.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
   if (endpoint === undefined) return undefined;
+  const content = values.AGENT_TRACE_CONTENT === 'true';
+  // Whether the key itself is sound is encryption/'s to say; a process with a bad one does not start.
+  const encrypted = (env[ENCRYPTION_KEY_ENV] ?? '') !== '';
   return {
     endpoint,
     protocol: values.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? values.OTEL_EXPORTER_OTLP_PROTOCOL,
-    content: values.AGENT_TRACE_CONTENT === 'true',
+    content,
+    ...(encrypted && !content ? { redactFailures: true as const } : {}),
   };
 }
 

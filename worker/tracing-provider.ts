@@ -1,6 +1,7 @@
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TracingConfig } from './tracing-config';
+import { withoutFailureMessages } from './tracing-redaction';
 
 /** A registered OpenTelemetry tracer provider: the process's spans go to the configured collector. */
 export interface Tracing {
@@ -29,7 +30,8 @@ export async function startTracing(config: TracingConfig, defaultServiceName: st
   const resource = resources.Resource.default()
     .merge(new resources.Resource({ 'service.name': defaultServiceName }))
     .merge(resources.envDetectorSync.detect());
-  const processor = new BatchSpanProcessor(exporter);
+  const batch = new BatchSpanProcessor(exporter);
+  const processor = config.redactFailures ? withoutFailureMessages(batch) : batch;
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
   // A collector that refuses or cannot be reached loses spans: say so on stderr rather than

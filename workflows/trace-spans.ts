@@ -1,5 +1,5 @@
 import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
-import { getRandomStream } from '@temporalio/workflow';
+import { ApplicationFailure, getRandomStream } from '@temporalio/workflow';
 import type { SpanAttributes } from '../contracts/gen-ai-attributes';
 import type { ScheduledCall } from './scheduler';
 
@@ -52,6 +52,7 @@ export function inSpan<T>(name: string, attributes: SpanAttributes, parent: Cont
         if (describe) span.setAttributes(describe(result));
         return result;
       } catch (error) {
+        span.setAttribute('error.type', failureType(error));
         span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
         throw error;
       } finally {
@@ -59,6 +60,17 @@ export function inSpan<T>(name: string, attributes: SpanAttributes, parent: Cont
       }
     }),
   );
+}
+
+/**
+ * The failure's type from the catalogue (`auth_error`, `turn_timeout`, …): the first
+ * ApplicationFailure type along the causes (an activity's failure is the cause of the
+ * ActivityFailure the workflow sees), else the error's name. A worker whose payloads are
+ * encrypted exports this in place of the message (worker/tracing-redaction.ts).
+ */
+function failureType(error: unknown): string {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof ApplicationFailure && e.type) return e.type;
+  return error instanceof Error ? error.name : 'Error';
 }
 
 export type ToolResultCode = 'ok' | 'error' | 'TOOL_OUTCOME_UNKNOWN' | 'TOOL_NOT_STARTED';
@@ -88,7 +100,10 @@ export class ToolSpans {
     const open = this.#open.get(callId) ?? { span: this.#start(callId, name), startedAt: Date.now() };
     this.#open.delete(callId);
     open.span.setAttributes({ 'agent.tool.result_code': code, 'agent.tool.duration_ms': Date.now() - open.startedAt });
-    if (code !== 'ok') open.span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    if (code !== 'ok') {
+      open.span.setAttribute('error.type', code);
+      open.span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    }
     open.span.end();
   }
 

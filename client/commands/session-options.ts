@@ -102,6 +102,17 @@ function systemFile(path: string): Partial<StartOptions> {
   return { system: checked('system', system, (why) => `--system-file ${JSON.stringify(path)}: the system prompt ${why}`) };
 }
 
+/**
+ * A list flag's items, each once: `--mcp docs,docs` is a typo (or a pasted list) that the
+ * session would keep as given, so it is refused rather than silently made one.
+ */
+function distinct(flag: string, text: string): string[] {
+  const items = parseList(flag, text);
+  const twice = items.find((item, i) => items.indexOf(item) !== i);
+  if (twice !== undefined) throw new ConfigError(`${flag} gives ${twice} twice`);
+  return items;
+}
+
 const TOOL_LIST = TOOL_NAMES.join(',');
 const TOOL_TIMEOUTS = BUILTIN_TOOLS.map((t) => `${t.name} ${t.timeouts.startToCloseMs / 1000}`).join(', ');
 
@@ -136,12 +147,12 @@ export const SESSION_FLAGS = {
     read: (v: string | boolean | string[]) => (v === true ? { promptCache: false } : {}),
   },
   tools: text('--tools TOOL,…', `the only tools the model is offered (default all: ${TOOL_LIST}, or AGENT_TOOLS)`, (v) => ({
-    tools: checked('tools', parseList('--tools', v), (why) => `--tools: ${why}`),
+    tools: checked('tools', distinct('--tools', v), (why) => `--tools: ${why}`),
   })),
   mcp: text(
     '--mcp NAME,…',
     "the MCP servers of the worker's AGENT_MCP_CONFIG whose tools the model is offered, as mcp__NAME__TOOL (default: every server of the file AGENT_MCP_CONFIG names here, none without it)",
-    (v) => ({ mcp: checked('mcp', parseList('--mcp', v), (why) => `--mcp: ${why}`) }),
+    (v) => ({ mcp: checked('mcp', distinct('--mcp', v), (why) => `--mcp: ${why}`) }),
   ),
   'tool-timeout': repeatable(
     '--tool-timeout NAME=SECONDS',
@@ -195,7 +206,7 @@ export const SESSION_FLAGS = {
   ),
   'approve-tools': text('--approve-tools TOOL,…|*', 'side-effecting tools whose calls wait for a human decision, * for all (default none)', (v) => ({
     // Only side-effecting tools (write_file, http_request) ever wait; `*` means all of them.
-    approvalRequired: checked('approvalRequired', parseList('--approve-tools', v), (why) => `--approve-tools: ${why}`),
+    approvalRequired: checked('approvalRequired', distinct('--approve-tools', v), (why) => `--approve-tools: ${why}`),
   })),
   'approval-timeout': text(
     '--approval-timeout SECONDS',

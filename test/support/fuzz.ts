@@ -18,8 +18,11 @@ export interface FuzzRun {
   path?: string;
 }
 
-/** The parameters of one property's run: `ciRuns` cases in CI, `FUZZ_RUNS` when set. */
-export function fuzzRun(ciRuns: number): FuzzRun {
+/**
+ * The parameters of one property's run: `ciRuns` cases in CI, `FUZZ_RUNS` when set, but
+ * never more than `maxRuns`, for a property whose case is a whole process (seconds each).
+ */
+export function fuzzRun(ciRuns: number, maxRuns = Number.POSITIVE_INFINITY): FuzzRun {
   const seedSetting = process.env.FUZZ_SEED;
   const seed =
     seedSetting === undefined || seedSetting === ''
@@ -29,8 +32,9 @@ export function fuzzRun(ciRuns: number): FuzzRun {
         : Number.parseInt(seedSetting, 10);
   if (!Number.isSafeInteger(seed)) throw new Error(`FUZZ_SEED must be an integer or "random", got ${JSON.stringify(seedSetting)}`);
   const runsSetting = process.env.FUZZ_RUNS;
-  const numRuns = runsSetting === undefined || runsSetting === '' ? ciRuns : Number.parseInt(runsSetting, 10);
-  if (!Number.isSafeInteger(numRuns) || numRuns < 1) throw new Error(`FUZZ_RUNS must be a positive integer, got ${JSON.stringify(runsSetting)}`);
+  const asked = runsSetting === undefined || runsSetting === '' ? ciRuns : Number.parseInt(runsSetting, 10);
+  if (!Number.isSafeInteger(asked) || asked < 1) throw new Error(`FUZZ_RUNS must be a positive integer, got ${JSON.stringify(runsSetting)}`);
+  const numRuns = Math.min(asked, maxRuns);
   const path = process.env.FUZZ_PATH;
   return { seed, numRuns, ...(path ? { path } : {}) };
 }
@@ -42,8 +46,9 @@ export function fuzzRun(ciRuns: number): FuzzRun {
 export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
   ciRuns: number,
   property: fc.IAsyncPropertyWithHooks<Ts> | fc.IPropertyWithHooks<Ts>,
+  options: { maxRuns?: number } = {},
 ): Promise<void> {
-  const run = fuzzRun(ciRuns);
+  const run = fuzzRun(ciRuns, options.maxRuns);
   try {
     await fc.assert(property as fc.IAsyncPropertyWithHooks<Ts>, { seed: run.seed, numRuns: run.numRuns, ...(run.path ? { path: run.path } : {}) });
   } catch (error) {
