@@ -1,5 +1,5 @@
 import type { BuiltinToolName } from '../contracts/tools/registry';
-import { approvalRequiredFor } from '../contracts/tools/approval-patterns';
+import { waitsForApproval } from '../contracts/tools/approval-patterns';
 import { latestMcpToolList, type McpToolList } from '../contracts/tools/mcp-tools';
 import { readLatestRunLog, type SessionHandle } from './sessions';
 
@@ -7,7 +7,7 @@ import { readLatestRunLog, type SessionHandle } from './sessions';
 export interface SessionTool {
   name: string;
   lane: string;
-  /** A side-effecting call of it waits for a human (`--approve-tools`). */
+  /** Its calls wait for a human (`--approve-tools`): a side-effecting one by `*` or a pattern naming it, a read-only one only by a pattern naming it. */
   approval: boolean;
   /** For an MCP tool: its server and its own name there. */
   server?: string;
@@ -28,7 +28,12 @@ const LANE_NAMES = { read_only: 'read-only', side_effecting: 'side-effecting' } 
 export async function sessionTools(handle: Pick<SessionHandle, 'client' | 'workflowId' | 'query'>): Promise<SessionTool[]> {
   const { state, events } = await readLatestRunLog(handle);
   const approvals = state.settings.approvalRequired;
-  const builtin = state.settings.tools.map((name) => ({ name, lane: BUILTIN_LANES[name], approval: BUILTIN_LANES[name] !== 'read-only' && approvalRequiredFor(approvals, name) }));
+  const builtin = state.settings.tools.map((name) => ({
+    name,
+    lane: BUILTIN_LANES[name],
+    // http_request's side-effecting methods are the ones `*` holds; a pattern naming it holds GETs too.
+    approval: waitsForApproval(approvals, name, BUILTIN_LANES[name] === 'read-only' ? 'read_only' : 'side_effecting'),
+  }));
   return [...builtin, ...mcpTools(latestMcpToolList(events), approvals)];
 }
 
@@ -36,7 +41,7 @@ export function mcpTools(list: McpToolList | undefined, approvals: readonly stri
   return (list?.tools ?? []).map((t) => ({
     name: t.name,
     lane: LANE_NAMES[t.lane],
-    approval: t.lane === 'side_effecting' && approvalRequiredFor(approvals, t.name),
+    approval: waitsForApproval(approvals, t.name, t.lane),
     server: t.server,
     tool: t.tool,
   }));

@@ -190,19 +190,19 @@ describe('MCP calls that time out or answer too much', () => {
     await eventually('the server to see three cancellations', async () => ((await server.events()).filter((e) => e === 'cancelled wait').length - cancelledBefore === 3 ? true : undefined), 10_000);
   }, 60_000);
 
-  it('turns a result above 2 MiB into an error result the model reads, after one run', async () => {
+  it('cuts a 3 MiB result to its first 64 KiB with a note the model reads, after one run', async () => {
     const model = newModel('huge');
     h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_huge', name: 'mcp__remote__huge', input: {} }] }, { kind: 'text', text: 'too big' });
     const session = await start(model, ['remote']);
     expect(await sendAndWait(session, 'give me everything')).toMatchObject({ status: 'completed' });
-    expect(results(await readLog(session))).toEqual([{ callId: 'toolu_huge', code: 'error', content: expect.stringMatching(/larger than Temporal's 2 MiB payload limit/) }]);
-    // Not retried: no attempt could make the answer smaller.
+    expect(results(await readLog(session))).toEqual([{ callId: 'toolu_huge', code: 'ok', content: expect.stringMatching(/^x{65536}\n\n\[result cut at 65536 bytes of 3145728\]$/) }]);
+    // Run once: the cut answer is a result, not a failure to retry.
     expect((await server.events()).filter((e) => e === 'call huge')).toHaveLength(1);
   }, 60_000);
 });
 
 describe('the tools command', () => {
-  it('lists the built-in tools and the recorded MCP tools, each with its lane and, under --approve-tools, whether it waits', async () => {
+  it('lists the built-in tools and the recorded MCP tools, each with its lane and, under --approve-tools, whether it waits, in either lane', async () => {
     const model = newModel('tools');
     h().llm.script(model, { kind: 'text', text: 'hi' });
     const started = await cli('start', '--model', `anthropic:${model}`, '--mcp', 'remote', '--approve-tools', 'mcp__remote__*', '--json');
@@ -214,12 +214,13 @@ describe('the tools command', () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(/^calculator +read-only$/m);
     expect(listed.stdout).toMatch(/^write_file +side-effecting$/m);
-    expect(listed.stdout).toMatch(/^mcp__remote__first +read-only {2}\(MCP remote\/first\)$/m);
+    // The pattern names every tool of the server, so its read-only tools wait too.
+    expect(listed.stdout).toMatch(/^mcp__remote__first +read-only, waits for approval {2}\(MCP remote\/first\)$/m);
     expect(listed.stdout).toMatch(/^mcp__remote__slow_write +side-effecting, waits for approval {2}\(MCP remote\/slow_write\)$/m);
     const json = await cli('tools', id, '--json');
     expect(JSON.parse(json.stdout)).toMatchObject({
       workflowId: id,
-      tools: expect.arrayContaining([{ name: 'mcp__remote__wait', lane: 'read-only', approval: false, server: 'remote', tool: 'wait' }]),
+      tools: expect.arrayContaining([{ name: 'mcp__remote__wait', lane: 'read-only', approval: true, server: 'remote', tool: 'wait' }]),
     });
   }, 60_000);
 });

@@ -90,7 +90,7 @@ describe('MCP tools from real servers over stdio', () => {
     expect(log.stdout).toMatch(/✓ mcp__everything__echo: Echo: hello over MCP #toolu_echo/);
   });
 
-  it('gives the model an error result for a tool that reports isError, for arguments its inputSchema refuses (never dispatched) and for an unknown MCP tool', async () => {
+  it('gives the model an error result for a tool that reports isError, for arguments its inputSchema refuses (by the worker, before the server) and for an unknown MCP tool', async () => {
     const model = newModel('errors');
     h().llm.script(
       model,
@@ -113,8 +113,9 @@ describe('MCP tools from real servers over stdio', () => {
     expect(byId.toolu_iserror).toMatchObject({ code: 'error', content: expect.stringMatching(/fetch failed/) });
     expect(byId.toolu_badargs).toMatchObject({ code: 'error', content: expect.stringMatching(/invalid arguments for "mcp__everything__echo"[\s\S]*message/) });
     expect(byId.toolu_unknown).toMatchObject({ code: 'error', content: expect.stringMatching(/no tool named "mcp__everything__no_such_tool"/) });
-    // Only the valid call reached the server.
-    expect(calls(events)).toEqual(['toolu_iserror']);
+    // The refused arguments went to the worker, which checks them before the server could see
+    // them (mcp-hostile.test.ts watches a server's side); the unknown tool went nowhere.
+    expect(calls(events)).toEqual(['toolu_iserror', 'toolu_badargs']);
   });
 
   it("starts a stdio server with its env (${VAR} from the worker's environment) and the usual basics, not the worker's whole environment", async () => {

@@ -2,17 +2,33 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { McpConfig, McpServerConfig } from '../../worker/mcp-config';
 import { mcpFailure, unknownServer } from './mcp-failure';
 
 /** What a server said last on stderr, or what could not be read on its stdout: the clue a failure line carries. */
 const CLUE_CHARS = 300;
 
-interface Connection {
+export interface Connection {
   client: Client;
   /** The newest stderr text and stdout parse error, for the message of a failure. */
   clue(): string;
+  /** The server's tools as this worker last listed them on this connection (list-tools.ts). */
+  tools?: ReadonlyMap<string, Tool>;
 }
+
+/**
+ * The SDK checks a result's structured content against the tool's `outputSchema` with a
+ * regex engine that backtracks, on the worker's main thread: a hostile schema would stall
+ * every activity of the worker. The worker keeps structured content as the server gave it
+ * (outcome.ts), so it does not check it.
+ */
+const OUTPUT_UNCHECKED: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
 
 /**
  * One connection per configured server per worker process, opened at its first use and
@@ -62,7 +78,7 @@ export class McpConnections {
       clue = `${clue} ${text}`.trim().slice(-CLUE_CHARS);
     };
     const transport = transportFor(server, note);
-    const client = new Client({ name: 'durable-agent-worker', version: '0.1.0' });
+    const client = new Client({ name: 'durable-agent-worker', version: '0.1.0' }, { jsonSchemaValidator: OUTPUT_UNCHECKED });
     client.onerror = (error) => note(error.message);
     const connection: Connection = { client, clue: () => clue };
     client.onclose = () => {

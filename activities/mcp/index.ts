@@ -13,7 +13,7 @@ export function createMcpActivities(connections: McpConnections, heartbeatMs = 2
       const ctx = Context.current();
       const ticker = setInterval(() => ctx.heartbeat(), heartbeatMs);
       try {
-        return await listMcpTools(connections, request);
+        return await listMcpTools(connections, request, ctx.cancellationSignal);
       } finally {
         clearInterval(ticker);
       }

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import type { ToolSpec } from '../messages';
+import { MAX_EVENT_LIST_ENTRIES, type ToolSpec } from '../messages';
 import type { ToolOutcome } from './tool-outcome';
+import type { ToolClass } from './tool-definition';
 
 /**
  * MCP tools as a session records them. The worker lists its servers' tools through an
  * activity; the session writes the list into its log (`tools/listed`), and everything
- * after reads the list from there: the LLM activity offers it, the workflow validates and
- * dispatches by it. So a replay, a retried LLM call and a fork see the tools of their
+ * after reads the list from there: the LLM activity offers it, the workflow dispatches by
+ * it. So a replay, a retried LLM call and a fork see the tools of their
  * log, never whatever a server lists today.
  */
 
@@ -30,7 +31,7 @@ export const McpToolSchema = z.object({
 });
 export type McpTool = z.infer<typeof McpToolSchema>;
 
-export const McpToolListSchema = z.object({ servers: z.array(z.string()), tools: z.array(McpToolSchema) });
+export const McpToolListSchema = z.object({ servers: z.array(z.string()).max(MAX_EVENT_LIST_ENTRIES), tools: z.array(McpToolSchema).max(MAX_EVENT_LIST_ENTRIES) });
 export type McpToolList = z.infer<typeof McpToolListSchema>;
 
 /** Anthropic, OpenAI and Gemini all cap a function name at 64 characters of this alphabet. */
@@ -54,8 +55,19 @@ export interface CallMcpToolRequest {
   tool: string;
   arguments: Record<string, unknown>;
   callId: string;
-  timeoutMs: number;
+  /**
+   * The lane the session runs the call in. The worker runs a call only in a lane its own
+   * configuration allows: a read-only call of a tool it takes for side-effecting is refused.
+   * The limit of the call is the worker's `timeoutMs` for the server, never the session's.
+   */
+  lane: ToolClass;
 }
+
+/**
+ * How much JSON a call's arguments may be. The workflow checks only this and that they are
+ * an object; the tool's own schema is the worker's to check (activities/mcp/check-arguments.ts).
+ */
+export const MCP_ARGUMENTS_MAX_CHARS = 256 * 1024;
 
 /** The MCP activities' signatures, for `proxyActivities` in the workflow. */
 export interface McpActivities {

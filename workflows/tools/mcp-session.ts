@@ -1,11 +1,12 @@
-import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import { MCP_ERROR_TYPES } from '../../contracts/errors';
 import { isCancellation, summarizeFailure } from '../failure';
 import type { ToolCall } from '../../contracts/messages';
 import type { NewSessionEvent, SessionEvent } from '../../contracts/session-log';
 import { READ_ONLY_TOOL_RETRY, toolActivityOptions } from './activity-options';
-import { latestMcpToolList, type McpActivities, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
+import { latestMcpToolList, MCP_ARGUMENTS_MAX_CHARS, type McpActivities, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
+import { prepareToolCall, type PreparedToolCall } from '../../contracts/tools/registry';
 import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
@@ -13,6 +14,16 @@ import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 const ACTIVITY_MARGIN_MS = 10_000;
 /** The MCP activities heartbeat every 2 s: a killed worker is noticed within this. */
 const MCP_HEARTBEAT_MS = 10_000;
+
+/**
+ * From this patch on, the workflow never compiles or runs a schema a server listed: a
+ * backtracking `pattern` ran past the isolate's 5 s limit and took the worker process down,
+ * and a `$ref` to itself threw outside any catch. It checks only that the arguments are a
+ * JSON object of bounded size, and the call's activity checks them against the schema, with
+ * a bounded checker (activities/mcp/check-arguments.ts). Before it, the workflow checked
+ * them itself and answered an invalid call without an activity.
+ */
+export const MCP_ARGUMENTS_CHECKED_BY_WORKER = 'mcp-arguments-checked-by-worker';
 
 const listing = proxyActivities<McpActivities>({
   // Several servers, each with up to its `timeoutMs` to start and to list.
@@ -35,7 +46,7 @@ export class McpSessionTools {
   readonly #servers: readonly string[];
   readonly #events: () => readonly SessionEvent[];
   readonly #append: (event: NewSessionEvent) => void;
-  #built: { list: McpToolList | undefined; byName: Map<string, { tool: McpTool; definition: AnyToolDefinition }> } = { list: undefined, byName: new Map() };
+  #built: { list: McpToolList | undefined; byName: Map<string, RecordedTool> } = { list: undefined, byName: new Map() };
 
   constructor(servers: readonly string[], events: () => readonly SessionEvent[], append: (event: NewSessionEvent) => void) {
     this.#servers = servers;
@@ -71,7 +82,7 @@ export class McpSessionTools {
     return list;
   }
 
-  /** The recorded tools as tool definitions, validated and classified like the built-in ones. */
+  /** The recorded tools as tool definitions, classified like the built-in ones; their arguments are only checked to be a bounded object. */
   definitions(): AnyToolDefinition[] {
     return [...this.#recorded().values()].map((entry) => entry.definition);
   }
@@ -80,39 +91,72 @@ export class McpSessionTools {
     return this.#recorded().has(name);
   }
 
+  /** Whether a call of one of these tools is dispatched, as `prepareToolCall` decides it for a built-in one. */
+  prepare(call: ToolCall): PreparedToolCall {
+    const entry = this.#recorded().get(call.name);
+    if (!entry) throw new Error(`MCP tool ${call.name} is not among the recorded tools`);
+    if (patched(MCP_ARGUMENTS_CHECKED_BY_WORKER)) return prepareToolCall(call, [entry.definition]);
+    // Only a history recorded before the patch gets here, whose check ended in time then.
+    // A schema whose check throws is answered, never a failed workflow task.
+    try {
+      return prepareToolCall(call, [entry.asRecorded()]);
+    } catch {
+      return { kind: 'invalid', content: `Tool call rejected: the input schema of "${call.name}" cannot be checked. Do not call this tool again.` };
+    }
+  }
+
   dispatch(step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
     const entry = this.#recorded().get(call.name);
     if (!entry) throw new Error(`MCP tool ${call.name} vanished between preparation and dispatch`);
     const { tool, definition } = entry;
     return calls.callMcpTool.executeWithOptions(
       { ...toolActivityOptions(definition, toolClass), summary: `step ${step} · mcp ${tool.server}/${tool.tool} #${call.id}` },
-      [{ server: tool.server, tool: tool.tool, arguments: call.input, callId: call.id, timeoutMs: tool.timeoutMs }],
+      [{ server: tool.server, tool: tool.tool, arguments: call.input, callId: call.id, lane: toolClass }],
     );
   }
 
-  #recorded(): Map<string, { tool: McpTool; definition: AnyToolDefinition }> {
+  #recorded(): Map<string, RecordedTool> {
     const list = latestMcpToolList(this.#events());
     if (list?.tools !== this.#built.list?.tools) {
-      this.#built = { list, byName: new Map((list?.tools ?? []).map((tool) => [tool.name, { tool, definition: definitionOf(tool) }])) };
+      this.#built = { list, byName: new Map((list?.tools ?? []).map((tool) => [tool.name, recordedTool(tool)])) };
     }
     return this.#built.byName;
   }
 }
 
-function definitionOf(tool: McpTool): AnyToolDefinition {
-  return {
+interface RecordedTool {
+  tool: McpTool;
+  definition: AnyToolDefinition;
+  /** The definition as the workflow checked arguments before MCP_ARGUMENTS_CHECKED_BY_WORKER: built only on that side. */
+  asRecorded(): AnyToolDefinition;
+}
+
+/** A JSON object of bounded size: all the workflow asks of an MCP call's arguments. */
+const BoundedArguments = z.record(z.string(), z.unknown()).refine((args) => jsonChars(args) <= MCP_ARGUMENTS_MAX_CHARS, {
+  error: `the arguments are more than ${MCP_ARGUMENTS_MAX_CHARS} characters of JSON; send less`,
+});
+
+function jsonChars(value: unknown): number {
+  try {
+    return JSON.stringify(value).length;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function recordedTool(tool: McpTool): RecordedTool {
+  const definition: AnyToolDefinition = {
     name: tool.name,
     description: tool.description,
-    input: inputSchemaOf(tool),
+    input: BoundedArguments,
     classify: () => tool.lane,
     timeouts: { startToCloseMs: tool.timeoutMs + ACTIVITY_MARGIN_MS, heartbeatMs: MCP_HEARTBEAT_MS },
   };
+  let recorded: AnyToolDefinition | undefined;
+  return { tool, definition, asRecorded: () => (recorded ??= { ...definition, input: inputSchemaOf(tool) }) };
 }
 
-/**
- * The tool's JSON Schema as a zod schema, so its arguments are checked before dispatch
- * with the same words as a built-in tool's. A schema zod cannot read is left to the server.
- */
+/** The tool's JSON Schema as a zod schema, as the workflow checked arguments before the patch; a schema zod cannot read was left to the server. */
 function inputSchemaOf(tool: McpTool): z.ZodType<unknown> {
   try {
     return z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);

@@ -14,6 +14,16 @@ export function filesystemServer(dir: string) {
   return { command: process.execPath, args: [path.join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'), dir] };
 }
 
+/** The server of hostile-server.ts in one of its modes, as a config entry; its calls go to the file `events`. */
+export function hostileServer(mode: 'tools' | 'endless' | 'crowd' | 'deep' | 'leaky', events: string) {
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', fileURLToPath(new URL('./hostile-server.ts', import.meta.url)), mode],
+    cwd: ROOT,
+    env: { HOSTILE_EVENTS: events },
+  };
+}
+
 /** Writes `{"mcpServers": servers}` to a fresh file and returns its path, for AGENT_MCP_CONFIG. */
 export async function writeMcpConfig(servers: Record<string, unknown>): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'mcp-config-'));
