@@ -1,7 +1,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { BudgetSchema, type Budget, type BudgetUpdate } from './budget';
-import { ReasoningSchema, UsageSchema, type Usage } from './messages';
+import { MAX_EVENT_LIST_ENTRIES, ReasoningSchema, UsageSchema, type Usage } from './messages';
 import { ModelRefSchema } from './model-ref';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type SessionEvent } from './session-log';
@@ -18,10 +18,44 @@ import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tool
 
 export const SESSION_WORKFLOW = 'agentSession';
 
-/** One readable line per problem, naming the field: what an Update's caller sees when its validator rejects. */
+/**
+ * The issues a refusal lists, and the characters of each: a refusal is one line a person
+ * reads. Without a cap a list of a million wrong entries (2 MB of input) would be refused
+ * with a message of tens of MB, which no workflow task can send; and some messages quote
+ * what was sent (an unknown key, a tool name).
+ */
+const LISTED_ISSUES = 5;
+const ISSUE_CHARS = 200;
+
+/** One readable line naming each bad field, the first few of them: what an Update's caller sees when its validator rejects. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+  // An unknown key first: it is often a misspelt one, which explains the field said missing.
+  const issues = error.issues.flatMap(explained).sort((a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'));
+  const listed = issues.slice(0, LISTED_ISSUES).map((i) => clip(`${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`));
+  return issues.length > LISTED_ISSUES ? `${listed.join('; ')}; and ${issues.length - LISTED_ISSUES} more` : listed.join('; ');
 }
+
+type Issue = z.ZodError['issues'][number];
+
+/**
+ * A union's own refusal says only "Invalid input". When exactly one alternative took the
+ * value for its kind (an object, a number) and refused only what is in it or its range (a
+ * retry policy with `maxRetries: 0.5` or an unknown key, beside `'default'`), that
+ * alternative's issues say what is wrong, and name the field.
+ */
+const OF_ANOTHER_KIND = new Set(['invalid_type', 'invalid_value', 'invalid_union']);
+function explained(issue: Issue): Issue[] {
+  if (issue.code !== 'invalid_union') return [issue];
+  const reached = issue.errors.filter((alternative) => alternative.length > 0 && !alternative.some((i) => i.path.length === 0 && OF_ANOTHER_KIND.has(i.code)));
+  const [only] = reached;
+  if (reached.length !== 1 || only === undefined) return [issue];
+  return only.flatMap((i) => explained({ ...i, path: [...issue.path, ...i.path] }));
+}
+
+const clip = (line: string) => {
+  const flat = line.replace(/[\r\n]+/g, ' ');
+  return flat.length > ISSUE_CHARS ? `${flat.slice(0, ISSUE_CHARS - 1)}…` : flat;
+};
 
 /** Parses at a trust boundary, throwing an Error whose message names every bad field. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
@@ -40,6 +74,14 @@ export const TurnOutcomeSchema = z.object({
   failure: FailureSummarySchema.optional(),
 });
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
+
+/**
+ * Names a session's input lists (tools, MCP servers, approval patterns): far more than there
+ * are tools to name, and few enough that a list of wrong entries is refused in
+ * milliseconds, since zod makes an issue of every bad entry.
+ */
+const MAX_NAMES = 1_000;
+const names = <T extends z.ZodType>(entry: T) => z.array(entry).max(MAX_NAMES, { error: `must list at most ${MAX_NAMES} names` });
 
 /** A `tools/listed` event's content, carried to a run (or a fork) whose log leaves it out. */
 const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape });
@@ -65,11 +107,11 @@ export const SessionInputSchema = z
     /** Per-tool startToClose overrides in ms, for tools slower (or stricter) here than their defaults. */
     toolTimeouts: ToolTimeoutsSchema.default({}),
     /** Built-in tools this session may use; all of them when absent. */
-    tools: z.array(ToolNameSchema).optional(),
+    tools: names(ToolNameSchema).optional(),
     /** MCP servers of the worker's AGENT_MCP_CONFIG whose tools this session is offered; none when absent. */
-    mcp: z.array(McpServerNameSchema).optional(),
+    mcp: names(McpServerNameSchema).optional(),
     /** Side-effecting tools (or `*`, or a prefix such as `mcp__fs__*`) whose calls wait for a human decision. */
-    approvalRequired: z.array(z.string().min(1)).default([]),
+    approvalRequired: names(z.string().min(1)).default([]),
     approvalTimeoutMs: boundedInt('approvalTimeoutMs').default(SESSION_LIMITS.approvalTimeoutMs.default),
     /**
      * Continue-as-new after this many history events, at the first moment no turn runs.
@@ -114,7 +156,7 @@ export const SessionInputSchema = z
           usage: UsageSchema.optional(),
           nextTurn: z.number().int().positive().optional(),
           /** The latest turns' outcomes, which `awaitTurn` may still be asked for. */
-          outcomes: z.array(TurnOutcomeSchema).optional(),
+          outcomes: z.array(TurnOutcomeSchema).max(MAX_EVENT_LIST_ENTRIES).optional(),
           /** The latest MCP tool list when it fell before the tail: the next run records it again first. */
           toolsListed: ToolsListedSchema.optional(),
         }),
@@ -148,6 +190,10 @@ export type SessionConfig = z.output<typeof SessionInputSchema>;
 export const SendMessageSchema = z.object({ text: z.string().trim().min(1, { message: 'a message must not be empty' }).max(200_000) }).strict();
 export type SendMessage = z.infer<typeof SendMessageSchema>;
 
+
+/** `awaitTurn`'s argument: a turn number, which the validator then checks the session has. */
+export const AwaitTurnSchema = z.object({ turn: z.number({ error: 'must be a turn number' }).int({ error: 'must be a turn number' }).positive({ error: 'must be a turn number' }) }).strict();
+export type AwaitTurn = z.infer<typeof AwaitTurnSchema>;
 
 /** `default` restores the product default; `null` switches retries off. */
 export const RetryPolicyUpdateSchema = z.union([z.literal('default'), SessionRetryPolicySchema]);
@@ -217,7 +263,7 @@ export interface SessionResult {
 /** Starts a turn with a user message; resolves when the turn ends and fails with the turn's own failure. */
 export const sendUpdate = defineUpdate<TurnOutcome, [SendMessage]>('send');
 /** Resolves when the given turn has ended, with the same outcome as `send`. */
-export const awaitTurnUpdate = defineUpdate<TurnOutcome, [{ turn: number }]>('awaitTurn');
+export const awaitTurnUpdate = defineUpdate<TurnOutcome, [AwaitTurn]>('awaitTurn');
 export const cancelTurnUpdate = defineUpdate<{ cancelled: boolean; turn?: number }, []>('cancelTurn');
 export const setRetryPolicyUpdate = defineUpdate<SessionRetryPolicy, [RetryPolicyUpdate]>('setRetryPolicy');
 export const decideApprovalUpdate = defineUpdate<{ applied: boolean }, [ApprovalDecision]>('decideApproval');
@@ -231,5 +277,21 @@ export const endUpdate = defineUpdate<void, []>('end');
 /** One page of the log from `fromSeq` (default 0), at most `maxBytes` (default and cap LOG_PAGE_BYTES); see log-pages.ts. */
 export const logQuery = defineQuery<SessionEvent[], [{ fromSeq?: number; maxBytes?: number }?]>('log');
 export const stateQuery = defineQuery<SessionState>('state');
+/**
+ * What the session's compaction makes of the provider's reported usage, for a client to
+ * say (workflows/context-compactor.ts). `implausibleUsage`: the last step's call reported
+ * fewer than half the input tokens its request held by size, so compaction estimates
+ * from the request's size. Empty for a session that never compacts (no window).
+ */
+export const contextQuery = defineQuery<{ implausibleUsage?: ImplausibleUsage }>('context');
+
+/** The last LLM call's reported input against the size of the request it answered. */
+export interface ImplausibleUsage {
+  /** The seq of the call's `assistant` event. */
+  seq: number;
+  reportedInputTokens: number;
+  /** That call's request by its size: characters / 4 of its system prompt, tool specs and conversation. */
+  requestTokens: number;
+}
 
 export { FailureSummarySchema };

@@ -9,6 +9,14 @@ import { z } from 'zod';
  * every module's schemas again for each run it starts.
  */
 
+/**
+ * The entries one list of a logged event may hold (calls and blocks of one reply, tools of a
+ * listing): far more than any provider takes or sends, which count them in dozens or
+ * hundreds, and few enough that a carried log with a list of wrong entries is refused in
+ * milliseconds: zod makes an issue of every bad entry.
+ */
+export const MAX_EVENT_LIST_ENTRIES = 10_000;
+
 export const ToolCallSchema = z.lazy(() =>
   z.object({
     /** The provider's call id (`toolu_…`, `call_…`); Gemini has none, so its adapter makes one. */
@@ -83,8 +91,8 @@ export type GeminiPartRef = z.infer<typeof GeminiPartRefSchema>;
 
 export const ProviderDataSchema = z.lazy(() =>
   z.discriminatedUnion('provider', [
-    z.object({ provider: z.literal('anthropic'), thinking: z.array(AnthropicThinkingBlockSchema) }),
-    z.object({ provider: z.literal('google'), parts: z.array(GeminiPartRefSchema) }),
+    z.object({ provider: z.literal('anthropic'), thinking: z.array(AnthropicThinkingBlockSchema).max(MAX_EVENT_LIST_ENTRIES) }),
+    z.object({ provider: z.literal('google'), parts: z.array(GeminiPartRefSchema).max(MAX_EVENT_LIST_ENTRIES) }),
   ]),
 );
 export type ProviderData = z.infer<typeof ProviderDataSchema>;
@@ -93,7 +101,7 @@ export const AssistantMessageSchema = z.lazy(() =>
   z.object({
     role: z.literal('assistant'),
     text: z.string(),
-    toolCalls: z.array(ToolCallSchema),
+    toolCalls: z.array(ToolCallSchema).max(MAX_EVENT_LIST_ENTRIES),
     stopReason: StopReasonSchema,
     usage: UsageSchema,
     /**

@@ -79,7 +79,24 @@ export const SessionEventSchema = z.lazy(() =>
   ]),
 );
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
-export const SessionLogSchema = z.array(SessionEventSchema);
+/**
+ * A carried log (continue-as-new, fork) is parsed event by event and refused at its first
+ * bad event. Parsed whole, a 2 MB log of wrong entries is a million issues: seconds of work
+ * in a workflow task that has 5 s, retried for ever. The first bad event is what its sender
+ * needs to see anyway.
+ */
+export const SessionLogSchema = z.array(z.unknown()).transform((events, ctx): SessionEvent[] => {
+  const parsed: SessionEvent[] = [];
+  for (const [i, event] of events.entries()) {
+    const result = SessionEventSchema.safeParse(event);
+    if (!result.success) {
+      for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: [i, ...issue.path] });
+      return z.NEVER;
+    }
+    parsed.push(result.data);
+  }
+  return parsed;
+});
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq' | 'at'>;

@@ -28,6 +28,8 @@ const HUGE_BYTES = 3 * 1024 * 1024;
 /** Below the 1 MiB the real tools cap their results at, and below the payload limit: three of them are not. */
 const BIG_BYTES = 900 * 1024;
 const HISTORY_COUNT_LIMIT = 300;
+/** A refusal is read by a person: however bad the input, its message stays a line, not a dump of it. */
+const MAX_REFUSAL_CHARS = 2_000;
 /** Well past HISTORY_COUNT_LIMIT: one echo turn writes about 15 events. */
 const LONG_SESSION_TURNS = 40;
 const dispatched: RunToolRequest[] = [];
@@ -54,17 +56,33 @@ const has = (events: HistoryEvent[], attribute: keyof HistoryEvent) => events.so
 const toolResults = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [{ callId: e.callId, name: e.name, code: e.code, content: e.content }] : []));
 
 describe('malformed workflow input (started with the raw client, past the client\'s own validation)', () => {
-  it.each<[string, unknown[]]>([
+  it.each<[string, unknown[], RegExp?]>([
     ['no input at all', []],
     ['a string instead of an object', ['hello']],
     ['a model without a provider', [{ model: 'gpt-4o' }]],
     ['an unknown field', [{ model: 'anthropic:x', temperature: 2 }]],
     ['a retry policy out of bounds', [{ model: 'anthropic:x', retryPolicy: { maxRetries: 99, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1, maxServerWaitMs: 0 } }]],
-  ])('fails the workflow at once with invalid_input for %s: one workflow task, none failed, no LLM request', async (_name, args) => {
+    ['a thousand wrong tool names', [{ model: 'anthropic:x', tools: Array.from({ length: 1_000 }, () => 'shell') }]],
+    // 1.8 MB, inside the payload limit: one issue per entry would be a 66 MB message and seconds of parsing.
+    // Each is refused whole, by its length or at its first bad event, never entry by entry.
+    ['a list of 900 000 entries of the wrong type', [{ model: 'anthropic:x', approvalRequired: Array.from({ length: 900_000 }, () => 0) }], /^invalid session input: approvalRequired: must list at most 1000 names$/],
+    ['a carried log of 900 000 events that are not events', [{ model: 'anthropic:x', continued: { events: Array.from({ length: 900_000 }, () => 0), retryPolicy: 'default', turnsRun: 0, runs: 1 } }], /^invalid session input: continued\.events\.0: [^;]+$/],
+    ['a forked log whose one event lists 600 000 empty tools', [{ model: 'anthropic:x', fork: { fromWorkflowId: 'a', events: [{ type: 'tools/listed', seq: 0, at: 0, turn: 0, servers: [], tools: Array.from({ length: 600_000 }, () => ({})) }] } }], /^invalid session input: fork\.events\.0\.tools: Too big: expected array to have <=10000 items$/],
+  ])('fails the workflow at once with invalid_input for %s: one workflow task, none failed, no LLM request', async (_name, args, refusal = /^invalid session input: [^\n]+$/) => {
     const workflowId = `bad-input-${randomUUID()}`;
     const requestsBefore = h().llm.requests().length;
     const started = Date.now();
     const handle = await h().client.workflow.start(SESSION_WORKFLOW, { taskQueue: h().taskQueue, workflowId, args });
+    // Either the run fails, or a workflow task does (and is retried on and on): whichever shows first.
+    const ended = await eventually(
+      'the workflow or one of its workflow tasks to fail',
+      async () => {
+        const events = await historyOf(h().client, workflowId);
+        return events.some((e) => e.workflowExecutionFailedEventAttributes || e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) ? events : undefined;
+      },
+      20_000,
+    );
+    expect(ended.filter((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)).toEqual([]);
     const error = await handle.result().then(
       () => undefined,
       (e: unknown) => e,
@@ -73,7 +91,9 @@ describe('malformed workflow input (started with the raw client, past the client
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const cause = (error as WorkflowFailedError).cause;
     expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect(cause).toMatchObject({ type: 'invalid_input', nonRetryable: true, message: expect.stringMatching(/^invalid session input: /) });
+    expect(cause).toMatchObject({ type: 'invalid_input', nonRetryable: true, message: expect.stringMatching(refusal) });
+    expect((cause as ApplicationFailure).message).not.toMatch(/\n/);
+    expect((cause as ApplicationFailure).message.length).toBeLessThanOrEqual(MAX_REFUSAL_CHARS);
 
     const events = await historyOf(h().client, workflowId);
     expect(events.filter((e) => e.workflowTaskStartedEventAttributes)).toHaveLength(1);
@@ -99,6 +119,11 @@ describe('malformed Update arguments', () => {
     ['send with an unknown field', 'send', [{ text: 'hi', role: 'system' }], /invalid message: .*role/],
     ['send with no argument', 'send', [], /invalid message/],
     ['awaitTurn of a turn that does not exist', 'awaitTurn', [{ turn: 99 }], /no turn 99 in this session/],
+    ['awaitTurn with the turn as a string', 'awaitTurn', [{ turn: '1' }], /^invalid turn: turn: /],
+    ['awaitTurn with a turn of a megabyte, not echoed', 'awaitTurn', [{ turn: '9'.repeat(1_000_000) }], /^invalid turn: turn: .{0,200}$/],
+    ['cancelTurn with an argument it does not take', 'cancelTurn', [{ turn: 1 }], /^cancelTurn takes no argument$/],
+    ['end with an argument it does not take', 'end', [{ force: true }], /^end takes no argument$/],
+    ['refreshTools with an argument it does not take', 'refreshTools', [{ servers: ['fs'] }], /^refreshTools takes no argument$/],
     ['setRetryPolicy out of bounds', 'setRetryPolicy', [{ maxRetries: 99, baseDelayMs: 100, maxDelayMs: 100, budgetMs: 1_000, maxServerWaitMs: 0 }], /maxRetries must be at most 10/],
     ['decideApproval with approved as a string', 'decideApproval', [{ callId: 'toolu_x', approved: 'yes' }], /invalid approval decision: approved: /],
     ['decideApproval for a call nobody waits for', 'decideApproval', [{ callId: 'toolu_x', approved: true }], /no tool call toolu_x is waiting for approval/],

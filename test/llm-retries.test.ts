@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { readProgress } from '../client/progress';
@@ -7,6 +6,7 @@ import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput }
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../contracts/retry-policy';
 import type { ScriptedReply } from '../scripts/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
+import { eventually } from './support/eventually';
 
 /** Attempt n+1 is at most this much later than its ladder rung: Temporal's timer and dispatch latency. */
 const SCHEDULING_SLACK_MS = 1_500;
@@ -27,27 +27,40 @@ const ok: ScriptedReply = { kind: 'text', text: 'fine' };
 const status = (code: number, headers?: Record<string, string>): ScriptedReply => ({ kind: 'status', status: code, ...(headers ? { headers } : {}) });
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] ?? 0));
 
+/** A session's history, and the event ids that scheduled its LLM calls. */
+async function llmHistory(workflowId: string) {
+  const events = (await h().client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const llmCalls = new Set(events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'callLlm' ? [String(e.eventId)] : [])));
+  return { events, llmCalls };
+}
+
 /**
- * The failure types of retried attempts, as the pending activity shows them while Temporal
- * waits to retry. Only a final failure is written to history; the retried ones live here.
+ * Each LLM call's attempts and the failure that its last attempt retried, from history:
+ * Temporal writes a call's started event when the call closes, with its attempt count and
+ * the last failure. Read after the call, so no retry can slip between two samples.
  */
-async function watchRetries<T>(handle: Parameters<typeof readProgress>[1], done: Promise<T>) {
-  const failures: string[] = [];
-  let finished = false;
-  void done.finally(() => (finished = true));
-  let last = '';
-  while (!finished) {
-    const progress = await readProgress(h().client, handle).catch(() => undefined);
-    for (const a of progress?.activities ?? []) {
-      const key = `${a.attempt}:${a.lastFailure?.type}`;
-      if (a.lastFailure && key !== last) {
-        failures.push(a.lastFailure.type);
-        last = key;
-      }
-    }
-    await sleep(50);
-  }
-  return { result: await done, failures };
+async function llmAttempts(workflowId: string): Promise<{ attempt: number; retried?: string }[]> {
+  const { events, llmCalls } = await llmHistory(workflowId);
+  return events.flatMap((e) => {
+    const started = e.activityTaskStartedEventAttributes;
+    if (!started || !llmCalls.has(String(started.scheduledEventId))) return [];
+    const retried = started.lastFailure?.applicationFailureInfo?.type;
+    return [{ attempt: started.attempt ?? 1, ...(retried ? { retried } : {}) }];
+  });
+}
+
+/** How each LLM activity of a session closed, from history: `completed`, `failed`, `timed_out` or `cancelled`. */
+async function closedLlmCalls(workflowId: string): Promise<string[]> {
+  const { events, llmCalls } = await llmHistory(workflowId);
+  return events.flatMap((e) => {
+    const closed: [string, { scheduledEventId?: unknown } | null | undefined][] = [
+      ['completed', e.activityTaskCompletedEventAttributes],
+      ['failed', e.activityTaskFailedEventAttributes],
+      ['timed_out', e.activityTaskTimedOutEventAttributes],
+      ['cancelled', e.activityTaskCanceledEventAttributes],
+    ];
+    return closed.flatMap(([how, attributes]) => (attributes && llmCalls.has(String(attributes.scheduledEventId)) ? [how] : []));
+  });
 }
 
 /** The final failures of LLM activities, from history (retried attempts are not written there). */
@@ -101,9 +114,8 @@ describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by
   it('retries a truncated stream as a network_error and then succeeds', async () => {
     const s = session(provider, 'truncate', [{ kind: 'truncate', text: 'half an ans' }, ok]);
     const handle = await s.start();
-    const { result, failures } = await watchRetries(handle, sendAndWait(handle, 'hi'));
-    expect(result.status).toBe('completed');
-    expect(failures).toEqual(['network_error']);
+    expect((await sendAndWait(handle, 'hi')).status).toBe('completed');
+    expect(await llmAttempts(handle.workflowId)).toEqual([{ attempt: 2, retried: 'network_error' }]);
     expect(h().llm.requests({ model: s.model })).toHaveLength(2);
   });
 });
@@ -165,11 +177,7 @@ describe('the retry ladder, end to end on one provider', () => {
     const handle = await s.start();
     const done = sendAndWait(handle, 'hi');
     await h().llm.waitForRequests(1, { model: s.model });
-    let seen;
-    for (let i = 0; i < 40 && !seen; i++) {
-      await sleep(100);
-      seen = (await readProgress(h().client, handle)).activities.find((a) => a.lastFailure);
-    }
+    const seen = await eventually('the pending activity to show its failed attempt', async () => (await readProgress(h().client, handle)).activities.find((a) => a.lastFailure), 4_000);
     expect(seen).toMatchObject({ activityType: 'callLlm', attempt: 2, maximumAttempts: 11, lastFailure: { type: 'server_error' } });
     expect(seen?.nextAttemptAt).toBeGreaterThan(Date.now());
     expect((await done).status).toBe('completed');
@@ -179,15 +187,23 @@ describe('the retry ladder, end to end on one provider', () => {
     const s = session('anthropic', 'abort', [{ kind: 'text', text: 'a long answer', stall: { ms: -1, pingEveryMs: 200 } }, ok]);
     const handle = await s.start();
     const update = await handle.startUpdate(sendUpdate, { args: [{ text: 'hi' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await h().llm.waitForRequests(1, { model: s.model });
-    await sleep(300);
+    // Under way: the activity has heartbeated bytes of the stream it is reading.
+    await eventually('the stream to be under way', async () => (await readProgress(h().client, handle)).activities.find((a) => (a.heartbeat?.bytes ?? 0) > 0));
     await handle.executeUpdate(cancelTurnUpdate);
     const outcome = await update.result().then(() => undefined, turnOutcomeOf);
     expect(outcome).toMatchObject({ status: 'cancelled', failure: { type: 'cancelled' } });
-    await sleep(2_000);
+    // The call is closed as cancelled in history, so Temporal has no attempt of it left to run;
+    // and the next message is answered by the next request, the one scripted after the stream.
+    expect(await closedLlmCalls(handle.workflowId)).toEqual(['cancelled']);
+    const settled = await eventually('the request to be settled', () => {
+      const outcome = h().llm.requests({ model: s.model })[0]?.outcome;
+      return outcome === 'pending' ? undefined : outcome;
+    });
+    expect(settled).toBe('aborted-by-client');
+    expect(await sendAndWait(handle, 'again')).toMatchObject({ status: 'completed' });
     const requests = h().llm.requests({ model: s.model });
-    expect(requests).toHaveLength(1);
-    expect(requests[0]?.outcome).toBe('aborted-by-client');
+    expect(requests.map((r) => r.replyKind)).toEqual(['text', 'text']);
+    expect(JSON.stringify(requests[1]?.body)).toContain('again');
     expect(await failureTypes(handle.workflowId)).toEqual([]);
   });
 
@@ -201,9 +217,8 @@ describe('the retry ladder, end to end on one provider', () => {
   it('cuts a silent stall as a network_error and retries it', async () => {
     const s = session('openai', 'silent', [{ kind: 'text', text: 'dead socket', stall: { ms: -1 } }, ok]);
     const handle = await s.start();
-    const { result, failures } = await watchRetries(handle, sendAndWait(handle, 'hi'));
-    expect(result.status).toBe('completed');
-    expect(failures).toEqual(['network_error']);
+    expect((await sendAndWait(handle, 'hi')).status).toBe('completed');
+    expect(await llmAttempts(handle.workflowId)).toEqual([{ attempt: 2, retried: 'network_error' }]);
     const requests = h().llm.requests({ model: s.model });
     expect(requests).toHaveLength(2);
     expect(gaps(requests.map((r) => r.at))[0]).toBeGreaterThanOrEqual(IDLE_TIMEOUT_MS);

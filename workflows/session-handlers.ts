@@ -1,6 +1,7 @@
 import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   ApprovalDecisionSchema,
+  AwaitTurnSchema,
   RetryPolicyUpdateSchema,
   SendMessageSchema,
   awaitTurnUpdate,
@@ -67,15 +68,20 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   );
   setHandler(awaitTurnUpdate, ({ turn }) => awaitOutcome(turn), {
     validator: (arg) => {
-      if (!Number.isInteger(arg?.turn) || arg.turn < 1 || arg.turn >= state.nextTurn) throw new Error(`no turn ${String(arg?.turn)} in this session`);
-      if (state.forgot(arg.turn)) throw new Error(`turn ${arg.turn} ended long ago, in an earlier run of this session; its outcome is in the log`);
+      const { turn } = parseOrThrow(AwaitTurnSchema, arg, 'turn');
+      if (turn >= state.nextTurn) throw new Error(`no turn ${turn} in this session`);
+      if (state.forgot(turn)) throw new Error(`turn ${turn} ended long ago, in an earlier run of this session; its outcome is in the log`);
     },
   });
-  setHandler(cancelTurnUpdate, () => {
-    if (!state.current) return { cancelled: false };
-    state.current.scope.cancel();
-    return { cancelled: true, turn: state.current.turn };
-  });
+  setHandler(
+    cancelTurnUpdate,
+    () => {
+      if (!state.current) return { cancelled: false };
+      state.current.scope.cancel();
+      return { cancelled: true, turn: state.current.turn };
+    },
+    { validator: (...args: unknown[]) => takesNoArgument('cancelTurn', args) },
+  );
   setHandler(
     setRetryPolicyUpdate,
     (update) => {
@@ -90,9 +96,13 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   setHandler(decideApprovalUpdate, (decision) => approvals.decide(decision), {
     validator: (decision) => approvals.assertKnown(parseOrThrow(ApprovalDecisionSchema, decision, 'approval decision').callId),
   });
-  setHandler(endUpdate, () => {
-    state.endRequested = true;
-  });
+  setHandler(
+    endUpdate,
+    () => {
+      state.endRequested = true;
+    },
+    { validator: (...args: unknown[]) => takesNoArgument('end', args) },
+  );
   setHandler(logQuery, (options) => logPage(log.events, options?.fromSeq ?? 0, Math.min(options?.maxBytes ?? LOG_PAGE_BYTES, LOG_PAGE_BYTES)));
   const { continuedFromExecutionRunId: continuedFromRunId } = workflowInfo();
   setHandler(stateQuery, () => ({
@@ -120,11 +130,20 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   }));
   setHandler(llmSettingsQuery, () => settings);
   setHandler(refreshToolsUpdate, () => mcpTools.refresh(), {
-    validator: () => {
+    validator: (...args: unknown[]) => {
+      takesNoArgument('refreshTools', args);
       if (mcpTools.servers.length === 0) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
     },
   });
   setHandler(retryPolicyQuery, () => state.livePolicy());
+}
+
+/**
+ * An Update without parameters refuses an argument instead of ignoring it: a caller who
+ * sends `cancelTurn({ turn: 3 })` means a turn, and would otherwise cancel whichever runs.
+ */
+function takesNoArgument(update: string, args: unknown[]): void {
+  if (args.length > 0) throw new Error(`${update} takes no argument`);
 }
 
 /** A turn that did not complete fails its `send` and `awaitTurn` Updates with its own failure. */

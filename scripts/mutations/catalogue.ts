@@ -683,6 +683,16 @@ export const MUTATIONS: readonly Mutation[] = [
     slow: true,
   },
   {
+    name: 'mcp-description-uncut',
+    breaks: "a server's 1 MiB tool description is recorded whole, and sent with every LLM request of the session",
+    file: 'activities/mcp/list-tools.ts',
+    find: "        description: cutDescription(tool.description ?? tool.title ?? ''),",
+    replace: "        description: tool.description ?? tool.title ?? '',",
+    killers: ['test/mcp-hostile.test.ts'],
+    testNamePattern: 'cuts a 1 MiB description',
+    slow: true,
+  },
+  {
     name: 'mcp-result-uncut',
     breaks: "an MCP tool's answer enters history whole instead of cut at 64 KiB like the built-in tools' bodies and files",
     file: 'activities/mcp/outcome.ts',
