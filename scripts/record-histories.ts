@@ -107,6 +107,24 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
+  /**
+   * A read-only call an --approve-tools pattern names waits for a human, who approves it
+   * (`approval-in-either-lane`); then the answer.
+   */
+  'approval-read-only-named': async (agent) => {
+    agent.llm.script(
+      'approval-read-only-named',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_appr_ro_1', name: 'calculator', input: { expression: '6*7' } }] },
+      { kind: 'text', text: '42.' },
+    );
+    const session = await start(agent, 'approval-read-only-named', { approvalRequired: ['calculator'] });
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'compute it' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await waitUntil('an approval request', async () => (await session.query(stateQuery)).pendingApprovals.length > 0);
+    await session.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'toolu_appr_ro_1', approved: true }] });
+    await update.result();
+    await endSession(session);
+    return session.workflowId;
+  },
   /** The first run of a session that continued as new between its turns. */
   'continue-as-new': async (agent) => {
     agent.llm.script('continue-as-new', calculatorCalls, { kind: 'text', text: '42 and 1024.' }, { kind: 'text', text: 'Still here.' });
@@ -160,6 +178,23 @@ const SCENARIOS: Record<string, Scenario> = {
     );
     const session = await start(agent, 'approval-timed-out', { approvalRequired: ['http_request'], approvalTimeoutMs: 1_000 });
     await sendAndWait(session, 'post it');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /**
+   * Two turns whose calls carry one id, each approved: turn 2's call waits for its own
+   * decision and gets its own Idempotency-Key (the `call-position-keys` patch).
+   */
+  'approval-reused-call-id': async (agent, target) => {
+    const call = (path: string) => ({ kind: 'tool_calls' as const, calls: [{ id: 'toolu_reused_1', name: 'http_request', input: { method: 'POST', url: `${target}/${path}`, body: '{}' } }] });
+    agent.llm.script('approval-reused-call-id', call('first'), { kind: 'text', text: 'Posted.' }, call('second'), { kind: 'text', text: 'Posted again.' });
+    const session = await start(agent, 'approval-reused-call-id', { approvalRequired: ['http_request'] });
+    for (const [turn, text] of [[1, 'post it'], [2, 'post another']] as const) {
+      const update = await session.startUpdate(sendUpdate, { args: [{ text }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      await waitUntil(`an approval request in turn ${turn}`, async () => (await session.query(stateQuery)).pendingApprovals.some((a) => a.turn === turn));
+      await session.executeUpdate(decideApprovalUpdate, { args: [{ callId: 'toolu_reused_1', approved: true }] });
+      await update.result();
+    }
     await endSession(session);
     return session.workflowId;
   },
@@ -218,6 +253,22 @@ const SCENARIOS: Record<string, Scenario> = {
     await sendAndWait(session, 'echo');
     await session.executeUpdate(refreshToolsUpdate);
     await sendAndWait(session, 'again');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /**
+   * An MCP call whose arguments the listed schema refuses: the workflow checks only that they
+   * are a bounded object and schedules callMcpTool, whose worker-side check answers the error
+   * the model reads (`mcp-arguments-checked-by-worker`); then the answer.
+   */
+  'mcp-invalid-arguments': async (agent) => {
+    agent.llm.script(
+      'mcp-invalid-arguments',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_mcp_bad_1', name: 'mcp__everything__echo', input: { message: 42 } }] },
+      { kind: 'text', text: 'The echo refused a number.' },
+    );
+    const session = await start(agent, 'mcp-invalid-arguments', { mcp: ['everything'] });
+    await sendAndWait(session, 'echo 42');
     await endSession(session);
     return session.workflowId;
   },
@@ -292,6 +343,20 @@ const SCENARIOS: Record<string, Scenario> = {
     agent.llm.scriptCompaction('compaction-answer-room', { kind: 'text', text: 'The user had a file of q read.' });
     // About 5 000 tokens of a 10 000-token window: under 0.75 of it, but 5 000 + 6 000 passes it.
     const session = await start(agent, 'compaction-answer-room', { contextWindow: 10_000, maxTokens: 6_000, fork: { fromWorkflowId: 'golden-source', events: turnThatRead('q'.repeat(20_000)) } });
+    await sendAndWait(session, 'what was in it?');
+    await endSession(session);
+    return session.workflowId;
+  },
+  /**
+   * A fork whose provider reported 12 input tokens for the request that carried a 28 000-
+   * character file: by the report the next request is tiny, by its size past 0.75 of the
+   * window, so the step compacts first (`compaction-size-floor`).
+   */
+  'compaction-size-floor': async (agent) => {
+    agent.llm.script('compaction-size-floor', { kind: 'text', text: 'It was all q.', usage: { inputTokens: 12, outputTokens: 5 } });
+    agent.llm.scriptCompaction('compaction-size-floor', { kind: 'text', text: 'The user had a file of q read.', usage: { inputTokens: 12, outputTokens: 5 } });
+    const underReported = turnThatRead('q'.repeat(28_000)).map((e) => (e.type === 'assistant' ? { ...e, message: { ...e.message, usage: { inputTokens: 12, outputTokens: 5 } } } : e));
+    const session = await start(agent, 'compaction-size-floor', { contextWindow: 8_000, fork: { fromWorkflowId: 'golden-source', events: underReported } });
     await sendAndWait(session, 'what was in it?');
     await endSession(session);
     return session.workflowId;

@@ -32,6 +32,21 @@ describe('recorded histories replay against the current workflows', () => {
     for (const shape of ['approval', 'approval-denied', 'approval-timed-out', 'compensated-turn']) expect(await marked(shape), shape).toBe(false);
   });
 
+  // The MCP session recorded before replays through the patch's false side (the workflow
+  // checked the arguments itself); only a read-only call a pattern names asks the other patch.
+  it('keeps the MCP session recorded before the worker checked MCP arguments (no mcp-arguments-checked-by-worker marker), and records the marker where an invalid call went to callMcpTool', async () => {
+    const read = (shape: string) => readFile(path.join(HISTORIES, `${shape}.json`), 'utf8');
+    expect(hasPatchMarker(await read('mcp-invalid-arguments'), 'mcp-arguments-checked-by-worker')).toBe(true);
+    expect(await read('mcp-invalid-arguments')).toContain('"callMcpTool"');
+    expect(hasPatchMarker(await read('mcp-tools'), 'mcp-arguments-checked-by-worker')).toBe(false);
+  });
+
+  it('records the approval-in-either-lane marker where a read-only call a pattern names waited, and not where only side-effecting calls waited', async () => {
+    const marked = async (shape: string) => hasPatchMarker(await readFile(path.join(HISTORIES, `${shape}.json`), 'utf8'), 'approval-in-either-lane');
+    expect(await marked('approval-read-only-named')).toBe(true);
+    for (const shape of ['approval', 'approval-denied', 'approval-timed-out', 'approval-reused-call-id']) expect(await marked(shape), shape).toBe(false);
+  });
+
   // What a change to when a step issues its commands (fewer awaits, say) must still replay:
   // an Update's answer and a step's next command out of one activation, in the recorded order.
   it('keeps a recording where an Update is answered in the workflow task that schedules a step\'s next LLM call', async () => {

@@ -126,4 +126,6 @@ export const PATCH_NEW_SIDES: { patch: string; shape: string; edits: Edit[] }[] 
     shape: 'carry-compaction-recheck',
     edits: oldSideOf('session.ts', '&& patched(RECHECK_AFTER_CARRY_COMPACTION)'),
   },
+  { patch: 'mcp-arguments-checked-by-worker', shape: 'mcp-invalid-arguments', edits: oldSideOf('tools/mcp-session.ts', 'if (patched(MCP_ARGUMENTS_CHECKED_BY_WORKER))') },
+  { patch: 'approval-in-either-lane', shape: 'approval-read-only-named', edits: oldSideOf('tool-dispatch.ts', '|| patched(APPROVAL_IN_EITHER_LANE)') },
 ];

@@ -27,6 +27,8 @@ export const GOLDEN_SHAPES = [
   'carry-compaction-recheck',
   'update-beside-tool-result',
   'compaction-size-floor',
+  'mcp-invalid-arguments',
+  'approval-read-only-named',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
