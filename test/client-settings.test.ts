@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog } from '../client/sessions';
 import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
@@ -11,7 +11,8 @@ import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
 
 const workspace = useTempDir('client-settings-');
-const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace() } }));
+const slowTarget = useSlowTarget();
+const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace(), AGENT_HTTP_ALLOWLIST: slowTarget.host } }));
 
 const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...clientEnvOf(h()), ...env });
 const runJson = async (args: string[], env: Record<string, string> = {}) => {
@@ -105,41 +106,30 @@ describe('--tools', () => {
 });
 
 describe('--tool-timeout', () => {
-  it('times out a slow read with --tool-timeout read_file=1, and compensation answers the call', async () => {
-    // A FIFO nobody writes to: the real read_file blocks in open() until a writer comes.
-    const fifo = path.join(workspace(), 'slow.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const model = newModel('slow-read');
+  it('times out a slow GET with --tool-timeout http_request=1, and compensation answers the call', async () => {
+    const model = newModel('slow-get');
     h().llm.script(model, {
       kind: 'tool_calls',
       calls: [
-        { id: 'toolu_slow', name: 'read_file', input: { path: 'slow.fifo' } },
+        { id: 'toolu_slow', name: 'http_request', input: { method: 'GET', url: `${slowTarget.url}/never` } },
         { id: 'toolu_quick', name: 'calculator', input: { expression: '2*3' } },
       ],
     });
-    try {
-      const started = Date.now();
-      const out = await runJson(['--prompt', 'read it', '--model', `anthropic:${model}`, '--tool-timeout', 'read_file=1', '--keep']);
-      expect(out).toMatchObject({ status: 'failed', failure: { type: 'start_to_close_timeout' } });
-      // Three attempts of 1 s and 3 s of backoff; with read_file's own 10 s it would take over 30.
-      expect(Date.now() - started).toBeLessThan(20_000);
-      expect(out.settings.toolTimeouts).toEqual({ read_file: 1_000 });
-      const events = await readLog(handle(out.workflowId));
-      const results = events.flatMap((e) => (e.type === 'tool/result' ? [[e.callId, e.code]] : []));
-      expect(results).toEqual([
-        ['toolu_quick', 'ok'],
-        ['toolu_slow', 'TOOL_OUTCOME_UNKNOWN'],
-      ]);
-      expect(events.at(-1)).toMatchObject({ type: 'turn/end', status: 'failed', failure: { type: 'start_to_close_timeout' } });
-      await handle(out.workflowId).terminate('test cleanup');
-    } finally {
-      // Lets the blocked reads finish (at EOF), so no thread of this process stays stuck.
-      try {
-        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
-      } catch {
-        // ENXIO: no read is waiting.
-      }
-    }
+    const started = Date.now();
+    const out = await runJson(['--prompt', 'fetch it', '--model', `anthropic:${model}`, '--tool-timeout', 'http_request=1', '--keep']);
+    expect(out).toMatchObject({ status: 'failed', failure: { type: 'start_to_close_timeout' } });
+    // Three attempts of 1 s and 3 s of backoff; with http_request's own 60 s it would take minutes.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(out.settings.toolTimeouts).toEqual({ http_request: 1_000 });
+    expect(slowTarget.requests()).toBeGreaterThanOrEqual(1);
+    const events = await readLog(handle(out.workflowId));
+    const results = events.flatMap((e) => (e.type === 'tool/result' ? [[e.callId, e.code]] : []));
+    expect(results).toEqual([
+      ['toolu_quick', 'ok'],
+      ['toolu_slow', 'TOOL_OUTCOME_UNKNOWN'],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', status: 'failed', failure: { type: 'start_to_close_timeout' } });
+    await handle(out.workflowId).terminate('test cleanup');
   });
 });
 
@@ -241,3 +231,35 @@ describe('the settings in force', () => {
     await handle(workflowId).terminate('test cleanup');
   });
 });
+
+/**
+ * An HTTP server on 127.0.0.1 that takes requests and never answers them, so a GET to it
+ * lasts until its time limit. Listed by its IP literal: the allowlist reaches loopback only so.
+ */
+function useSlowTarget() {
+  const held = new Set<ServerResponse>();
+  let count = 0;
+  const server = createServer((_request, response) => {
+    count++;
+    held.add(response);
+  });
+  let port = 0;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    for (const response of held) response.destroy();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return {
+    get host() {
+      return `127.0.0.1:${port}`;
+    },
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    requests: () => count,
+  };
+}
