@@ -327,7 +327,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'unclassified-failure-passed-through',
     breaks: 'a failure that is not a provider error goes to Temporal unclassified (retried without the ladder)',
     file: 'activities/llm/activity.ts',
-    find: 'if (!LlmError.is(error)) throw unclassified(error, provider);',
+    find: 'if (!LlmError.is(error)) throw unclassified(error, provider, redact);',
     replace: 'if (!LlmError.is(error)) throw error;',
     killers: ['test/llm-activity-failures.test.ts'],
   },
