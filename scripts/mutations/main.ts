@@ -10,6 +10,9 @@
  *
  * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
  * honours), so each mutation costs its test files and one workflow bundle, not a server.
+ * Mutations are tried two at a time (`MUTATION_LANES`), each lane on a copy of its own: a
+ * trial is mostly one vitest process starting and transforming, one core's work, and the
+ * machines this runs on have two.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
@@ -36,18 +39,28 @@ async function main(): Promise<void> {
   await mkdir(LOGS, { recursive: true });
   const [cli, testServer] = await Promise.all([temporalCliPath(), temporalTestServerPath()]);
   const server = await startDevServer({ ip: '127.0.0.1', port: await findFreePort(), uiPort: false, executable: cli, output: { file: path.join(LOGS, 'dev-server.log') } });
-  const tree = await copyTree(PROJECT_ROOT);
+  const lanes = Math.max(1, Math.min(Number.parseInt(process.env.MUTATION_LANES ?? '2', 10) || 1, selected.length));
+  const trees = await Promise.all(Array.from({ length: lanes }, () => copyTree(PROJECT_ROOT)));
+  const [tree] = trees;
+  if (!tree) throw new Error('no copy of the tree');
   const env = { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, TEMPORAL_TEST_SERVER_PATH: testServer, TEMPORAL_CLI_PATH: cli };
   try {
     const baseline = await vitest(tree, env, 'baseline', [...new Set(selected.flatMap((m) => m.killers))]);
     if (baseline.tests.size === 0) throw new Error(`the unbroken copy ran no test; see ${baseline.log}`);
-    const rows: { mutation: Mutation; verdict: Verdict; detail: string }[] = [];
-    for (const mutation of selected) {
-      const started = Date.now();
-      const row = await trial(tree, env, mutation, baseline);
-      rows.push(row);
-      console.log(`${row.verdict.padEnd(8)} ${mutation.name} (${((Date.now() - started) / 1000).toFixed(0)} s) ${row.detail}`);
-    }
+    const verdicts = new Map<Mutation, { mutation: Mutation; verdict: Verdict; detail: string }>();
+    const queue = [...selected];
+    await Promise.all(
+      trees.map(async (lane) => {
+        for (let mutation = queue.shift(); mutation; mutation = queue.shift()) {
+          const started = Date.now();
+          const row = await trial(lane, env, mutation, baseline);
+          verdicts.set(mutation, row);
+          console.log(`${row.verdict.padEnd(8)} ${mutation.name} (${((Date.now() - started) / 1000).toFixed(0)} s) ${row.detail}`);
+        }
+      }),
+    );
+    // The table in the catalogue's order, whichever lane finished first.
+    const rows = selected.flatMap((mutation) => verdicts.get(mutation) ?? []);
     printTable(rows);
     const bad = rows.filter((r) => r.verdict !== 'killed');
     if (bad.length > 0) {
@@ -57,7 +70,7 @@ async function main(): Promise<void> {
       console.log(`mutations: all ${rows.length} killed`);
     }
   } finally {
-    await tree.remove();
+    await Promise.all(trees.map((copy) => copy.remove()));
     await server.stop();
   }
 }
