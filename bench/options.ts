@@ -4,7 +4,7 @@ import type { ReplayCompareSettings } from './replay-compare';
 
 /**
  * How big each measurement is. `full` is what `npm run bench` runs (minutes) and what the
- * README's table comes from; `quick` is the same code at a scale that fits a CI test
+ * bench/README.md's table comes from; `quick` is the same code at a scale that fits a CI test
  * (well under a minute), so its numbers are a smoke test, not a result.
  */
 export interface BenchScale {

@@ -61,7 +61,7 @@ export interface DevServer {
 
 /**
  * Server-side switches the dev server does not turn on by itself, both measured by
- * `npm run bench` (README, "Performance"):
+ * `npm run bench` (bench/README.md):
  * - eager activity execution lets a worker that completes a workflow task start the
  *   activity it just scheduled without another round trip through matching;
  * - the history service loads new transfer tasks (the workflow task that follows an

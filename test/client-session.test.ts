@@ -179,7 +179,7 @@ describe('npm run client -- history', () => {
     expect(result.stdout).toContain(`wrote ${history.events.length} events of ${session.workflowId} (run ${session.firstExecutionRunId}) to ${file}`);
     expect(history.events[0]?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED');
     expect(history.events.at(-1)?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
-    // Exactly what the README tells a user to do with the file.
+    // Exactly what docs/cli.md tells a user to do with the file.
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, session.workflowId);
   });
 

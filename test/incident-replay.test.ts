@@ -1,5 +1,5 @@
 /**
- * The README's "Turn an incident into a replay test" flow, exactly as written: a session's
+ * The "Turn an incident into a replay test" flow of docs/cli.md, exactly as written: a session's
  * history exported with `npm run client -- history <id> --out FILE`, replayed against the
  * current workflows, and against a copy whose commands were reordered without
  * `patched()`, which must fail with a determinism error.

@@ -3,7 +3,7 @@ import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The folder boundaries of the README's folder table are lint rules (eslint.config.js):
+ * The folder boundaries of docs/architecture.md's folder table are lint rules (eslint.config.js):
  * this lints a line of code as if it were in each folder and expects the rule to bite,
  * and the allowed form to pass. Without it, a rule loosened by mistake would go unnoticed
  * until a forbidden import crept in.

@@ -1,7 +1,7 @@
 /**
  * "Inspect history in the Temporal UI" is a promise of this project, so it is tested in a
  * real browser: Debian's chromium driven by playwright-core through `executablePath`.
- * Never a browser download: CI installs chromium with apt (see README, "Tests").
+ * Never a browser download: CI installs chromium with apt (see CONTRIBUTING.md, "Tests").
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';

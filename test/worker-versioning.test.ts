@@ -1,6 +1,6 @@
 /**
  * Worker Versioning: two versions of one Worker Deployment on one task queue, deployed
- * with the `temporal worker deployment` commands the README gives. A session started on
+ * with the `temporal worker deployment` commands docs/operations.md gives. A session started on
  * version A stays on A (Pinned) while B becomes current, new sessions go to B, and the
  * session moves to B when it continues as new.
  */
@@ -49,7 +49,7 @@ async function startVersion(buildId: string): Promise<void> {
   expect(worker.output()).toContain(`version ${DEPLOYMENT}:${buildId}`);
 }
 
-/** `temporal worker deployment set-current-version`, as the README has it; retried until the server has seen the version's poller. */
+/** `temporal worker deployment set-current-version`, as docs/operations.md has it; retried until the server has seen the version's poller. */
 async function setCurrentVersion(buildId: string): Promise<void> {
   const cli = await temporalCliPath();
   const args = ['worker', 'deployment', 'set-current-version', '--deployment-name', DEPLOYMENT, '--build-id', buildId, '--yes'];
@@ -96,7 +96,7 @@ describe('Worker Versioning', () => {
     await turn(fresh, model);
     expect(await versionOf(fresh)).toMatchObject({ buildId: 'B', behavior: PINNED });
 
-    // The README's query for the sessions a version still runs, which says when A may be stopped.
+    // The operations guide's query for the sessions a version still runs, which says when A may be stopped.
     const stillOnA = ['workflow', 'list', '--query', `TemporalWorkerDeploymentVersion = "${DEPLOYMENT}:A" AND ExecutionStatus = "Running"`, '-o', 'json'];
     await eventually('the session to be listed as running on A', async () => {
       const { stdout } = await run(await temporalCliPath(), stillOnA, { env: { ...process.env, TEMPORAL_ADDRESS: server.address } });
