@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/support/slow-first-sequencer';
 
 export default defineConfig({
   test: {
@@ -13,6 +14,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
+    // The slowest files first, so neither fork sits idle while one runs a long file last.
+    sequence: { sequencer: SlowFirstSequencer },
     // One dev server for the whole run (see test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     // .ci/run computes its closing "N passed, N failed" line from the JSON report.
