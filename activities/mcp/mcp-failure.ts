@@ -5,9 +5,6 @@ import { MCP_ERROR_TYPES } from '../../contracts/errors';
 import type { McpServerConfig } from '../../worker/mcp-config';
 import { redactSecrets } from '../llm/llm-error';
 
-/** A configured value shorter than this is not taken for a secret: masking `1` or `true` in a line would garble it. */
-const SECRET_MIN_CHARS = 8;
-
 /**
  * How a failure names its server: the command, or the URL without its query (which may
  * carry a key); never `args`, `env` or `headers`, which may hold secrets.
@@ -64,12 +61,12 @@ export function firstLine(error: unknown): string {
 /**
  * What a server says goes into failure lines, and a server knows the secrets its `env` or
  * `headers` gave it: it may print them. Each configured value (and each word of it, for
- * `Bearer <token>`) is masked, and so is anything shaped like a provider key.
+ * `Bearer <token>`) is masked as the LLM call masks its keys, a start cut off by the
+ * clue's clip included, and so is anything shaped like a provider key.
  */
 function redact(server: McpServerConfig, text: string): string {
   const values = Object.values(server.kind === 'stdio' ? server.env : server.headers);
-  const secrets = [...new Set(values.flatMap((v) => [v, ...v.split(/\s+/)]))].filter((v) => v.length >= SECRET_MIN_CHARS).sort((a, b) => b.length - a.length);
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join('[redacted]');
-  return redactSecrets(out);
+  // Whole values first, so a header is masked as one piece before its words are.
+  const secrets = [...new Set(values.flatMap((v) => [v, ...v.split(/\s+/)]))].sort((a, b) => b.length - a.length);
+  return redactSecrets(text, secrets);
 }
