@@ -37,14 +37,29 @@ export interface Progress {
  * failure, the next attempt time and the heartbeat details (streamed text). All are safe
  * under replay: nothing here is written to history.
  */
-export async function readProgress(client: Client, handle: SessionHandle): Promise<Progress> {
-  const [state, description, context] = await Promise.all([handle.query(stateQuery), handle.describe(), readContext(handle)]);
-  return { state, activities: await pendingActivities(client, description), ...(context ? { context } : {}) };
+export async function readProgress(client: Client, handle: SessionHandle, contextOf = contextOncePerStep(() => readContext(handle))): Promise<Progress> {
+  const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
+  const [activities, context] = await Promise.all([pendingActivities(client, description), contextOf(state)]);
+  return { state, activities, ...(context ? { context } : {}) };
 }
 
 /** The `context` Query, or nothing from a worker version that does not answer it. */
 export function readContext(handle: SessionHandle): Promise<Progress['context']> {
   return handle.query(contextQuery).catch(() => undefined);
+}
+
+/**
+ * `read` asked once per step rather than at every round of a poll: what the session says
+ * of its context changes only when a step's call answers, and every Query is a billed
+ * action on Temporal Cloud.
+ */
+export function contextOncePerStep(read: () => Promise<Progress['context']>): (state: Pick<SessionState, 'turn' | 'step'>) => Promise<Progress['context']> {
+  let last: { at: string; answer: Progress['context'] } | undefined;
+  return async ({ turn, step }) => {
+    const at = `${turn}/${step}`;
+    if (last?.at !== at) last = { at, answer: await read() };
+    return last.answer;
+  };
 }
 
 /** The pending activities of a described workflow, heartbeat details decoded. */
@@ -200,8 +215,9 @@ export async function followProgress(client: Client, handle: SessionHandle, done
   };
   void done.then(stop, stop);
   let last = '';
+  const contextOf = contextOncePerStep(() => readContext(handle));
   while (!finished) {
-    const lines = await readProgress(client, handle).then(
+    const lines = await readProgress(client, handle, contextOf).then(
       (p) => describeProgress(p, Date.now()),
       () => [] as string[],
     );

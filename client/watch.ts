@@ -3,7 +3,7 @@ import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { logQuery, stateQuery, type PendingApproval } from '../contracts/api';
 import type { Spend } from '../contracts/spend';
 import type { SessionEvent } from '../contracts/session-log';
-import { describeProgress, pendingActivities, readContext, type ActivityProgress, type Progress } from './progress';
+import { contextOncePerStep, describeProgress, pendingActivities, readContext, type ActivityProgress } from './progress';
 import { readLogPages } from '../contracts/log-pages';
 import { readSessionLog } from './log-chain';
 import type { SessionHandle } from './sessions';
@@ -99,17 +99,8 @@ export async function watchSession(client: Client, handle: SessionHandle, option
     fromSeq = from;
   };
 
-  /**
-   * What the session says of its context (a provider's reported usage that looks wrong),
-   * asked once per step rather than at every round: it changes only when a step's call
-   * answers, and every Query is a billed action on Temporal Cloud.
-   */
-  let context: { step: string; answer: Progress['context'] } | undefined;
-  const contextAt = async (turn: number, step: number) => {
-    const at = `${turn}/${step}`;
-    if (context?.step !== at) context = { step: at, answer: await query(() => readContext(handle)) };
-    return context.answer;
-  };
+  /** What the session says of its context: a provider's reported usage that looks wrong. */
+  const contextOf = contextOncePerStep(() => query(() => readContext(handle)));
 
   let lastProgress = '';
   let lastUnavailable = '';
@@ -126,7 +117,7 @@ export async function watchSession(client: Client, handle: SessionHandle, option
     try {
       const [state] = await Promise.all([query(() => handle.query(stateQuery)), drainLog()]);
       lastUnavailable = '';
-      const [activities, stepContext] = await Promise.all([pendingActivities(client, description), contextAt(state.turn, state.step)]);
+      const [activities, stepContext] = await Promise.all([pendingActivities(client, description), contextOf(state)]);
       const lines = describeProgress({ state, activities, ...(stepContext ? { context: stepContext } : {}) }, Date.now());
       const key = lines.join('\n');
       if (key !== lastProgress) {
