@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBuilt } from '../scripts/build';
-import { PROJECT_ROOT, temporalCliPath } from '../scripts/temporal-binaries';
+import { PROJECT_ROOT, temporalCliPath } from '../harness/temporal-binaries';
 import { median, round } from './stats';
 
 const run = promisify(execFile);

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import type { Bundle } from './bundles';
 import { median, round } from './stats';
 import { revisionBundle } from './revision-bundle';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { bundleTo, type Bundle } from './bundles';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { WorkerMessageSchema, type WorkerChildConfig, type WorkerMessage, type WorkerStats } from './worker-protocol';
 
 const CHILD = path.join(import.meta.dirname, 'worker-child.ts');
-const TSX_MAIN_THREAD = path.join(import.meta.dirname, '..', 'scripts', 'tsx-main-thread.js');
+const LAUNCH = path.join(import.meta.dirname, '..', 'bin', 'launch.js');
 
 /** Start-up includes tsx compiling the worker's sources and connecting; a busy 2-core machine needs seconds. */
 const READY_TIMEOUT_MS = 60_000;
@@ -31,8 +31,8 @@ export interface BenchWorker {
  */
 export async function spawnBenchWorker(config: WorkerChildConfig, logFile: string, cpuProfDir?: string): Promise<BenchWorker> {
   const log = openSync(logFile, 'a');
-  // tsx in the main thread only, as a production worker runs (scripts/tsx-main-thread.js).
-  const child = fork(TSX_MAIN_THREAD, [CHILD, JSON.stringify(config)], {
+  // tsx in the main thread only, as a production worker runs (bin/launch.js).
+  const child = fork(LAUNCH, [CHILD, JSON.stringify(config)], {
     execArgv: ['--expose-gc', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
     stdio: ['ignore', log, log, 'ipc'],
   });

@@ -1,13 +1,22 @@
 // @ts-check
 /**
- * Runs a project entry point (`client/main`, `worker/main`) from `dist/` when `npm run
- * build` made it and no source changed since, and from the TypeScript sources through
- * tsx otherwise. Compiled, the CLI starts in a fraction of the time: tsx compiles every
- * module on every start.
+ * The project's one launcher: how any of its programs runs. A product entry point
+ * (`client/main`, `worker/main`) runs from `dist/` when `npm run build` made it and no
+ * source changed since, and from the TypeScript sources otherwise; compiled, the CLI
+ * starts in a fraction of the time, since tsx compiles every module on every start.
+ *
+ * As a program, `node bin/launch.js ENTRY[.ts] [ARG…]` runs any entry (the npm scripts,
+ * the harness's child processes), and the entry sees the arguments it would see if
+ * started directly (its own path as `process.argv[1]`). Sources run with tsx registered
+ * in this thread only. Started with `--import tsx` instead, every thread would load tsx,
+ * the SDK's workflow threads too, and tsx turns on source maps in each: Node then scans
+ * every function the sandbox compiles for a source-map comment, and the SDK compiles two
+ * for every promise a workflow makes. A production worker's workflow threads run without
+ * that, so the tests' and the benchmark's worker processes do too.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.join(import.meta.dirname, '..');
 /** What tsconfig.build.json compiles: a change in any of these makes dist/ stale. */
@@ -15,9 +24,9 @@ const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption'
 /** Written by scripts/build.ts when everything else is in place. */
 export const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
-/** @param {string} entry e.g. `client/main` */
+/** @param {string} entry e.g. `client/main`, or a TypeScript file (`scripts/start.ts`) */
 export async function launch(entry) {
-  const file = entryToRun(entry);
+  const file = entry.endsWith('.ts') ? path.resolve(entry) : entryToRun(entry);
   if (file.endsWith('.ts')) {
     const { register } = await import('tsx/esm/api');
     register();
@@ -56,4 +65,11 @@ function newestTs(dir) {
     else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
   }
   return newest;
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [, , entry] = process.argv;
+  if (entry === undefined) throw new Error('usage: node bin/launch.js ENTRY[.ts] [ARG…]');
+  process.argv.splice(1, 1);
+  await launch(entry);
 }

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { isFresh, STAMP } from '../bin/launch.js';
-import { PROJECT_ROOT } from './temporal-binaries';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 
 export const DIST_DIR = path.dirname(STAMP);
 const CONFIG = path.join(PROJECT_ROOT, 'tsconfig.build.json');

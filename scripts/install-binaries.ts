@@ -3,7 +3,7 @@
  * `.temporal/` (or checks the ones named by TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH)
  * and prints where they are. Safe to run again: a second run only checks.
  */
-import { installTemporalBinaries, TEMPORAL_CLI, TEMPORAL_TEST_SERVER } from './temporal-binaries';
+import { installTemporalBinaries, TEMPORAL_CLI, TEMPORAL_TEST_SERVER } from '../harness/temporal-binaries';
 
 try {
   const { cli, testServer } = await installTemporalBinaries();

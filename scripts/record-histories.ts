@@ -12,11 +12,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery } from '../contracts/api';
-import { startLocalAgent, type LocalAgent } from '../test/support/local-agent';
-import { turnThatRead } from '../test/support/turn-that-read';
-import { updateBesideCommand } from '../test/support/update-beside-command';
-import { findFreePort, startDevServer } from './dev-server';
-import { PROJECT_ROOT } from './temporal-binaries';
+import { startLocalAgent, type LocalAgent } from '../harness/local-agent';
+import { turnThatRead } from '../harness/turn-that-read';
+import { updateBesideCommand } from '../harness/update-beside-command';
+import { findFreePort, startDevServer } from '../harness/dev-server';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 
 const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'fixtures', 'histories');
 

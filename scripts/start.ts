@@ -10,12 +10,12 @@ import { parseArgs } from 'node:util';
 import { parseClientEnv } from '../client/config';
 import { bold, dim, formatConversation, green, red } from '../client/output';
 import { connectClient, runOnce, uiLink } from '../client/sessions';
-import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
 import { connectClientConnection } from '../connection/connect-client';
 import type { TemporalConnectionConfig } from '../connection/connection-config';
-import { DEFAULT_DB_FILE, startDevServer, type DevServer } from './dev-server';
-import { PROJECT_ROOT } from './temporal-binaries';
-import { spawnWorker, type WorkerProcess } from './worker-process';
+import { DEFAULT_DB_FILE, startDevServer, type DevServer } from '../harness/dev-server';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
+import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
 import { flushClientTracing } from '../worker/tracing-client';
 
 const DEMO_MODEL = 'scripted-demo';

@@ -14,13 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, startSession, type SessionHandle } from '../client/sessions';
-import { startHttpTarget, type HttpTarget, type TargetRequest } from '../scripts/http-target';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import type { WorkerProcess } from '../scripts/worker-process';
+import { startHttpTarget, type HttpTarget, type TargetRequest } from '../harness/http-target';
+import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import type { WorkerProcess } from '../harness/worker-process';
 import { decideApprovalUpdate, sendUpdate, stateQuery, type PendingApproval, type TurnOutcome } from '../contracts/api';
 import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
 import { eventually } from './support/eventually';
-import { agentWorkerEnv } from './support/worker-env';
+import { agentWorkerEnv } from '../harness/worker-env';
 import { startWorkerProcess } from './support/worker-processes';
 import { devServerAddress, devServerNamespace, uniqueTaskQueue } from './temporal-env';
 

@@ -13,8 +13,8 @@ import { readLog, sendAndWait, startSession, type SessionHandle } from '../clien
 import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
-import { startLocalAgent, type LocalAgent } from './support/local-agent';
-import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
+import { startLocalAgent, type LocalAgent } from '../harness/local-agent';
+import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';

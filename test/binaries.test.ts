@@ -11,7 +11,7 @@ import {
   temporalCliPath,
   temporalTestServerPath,
   TemporalBinaryError,
-} from '../scripts/temporal-binaries';
+} from '../harness/temporal-binaries';
 
 const run = promisify(execFile);
 

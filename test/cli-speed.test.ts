@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { CLI_TARGETS, measureCliSpeed } from '../bench/cli-speed';
 import { entryToRun } from '../bin/launch.js';
 import { ensureBuilt } from '../scripts/build';
-import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 
 const run = promisify(execFile);
@@ -22,7 +22,7 @@ describe('the compiled CLI', () => {
   it('is the package bin "agent", and npm run client / worker go through the launchers that prefer dist/', async () => {
     const pkg = JSON.parse(await readFile(path.join(PROJECT_ROOT, 'package.json'), 'utf8'));
     expect(pkg.bin).toEqual({ agent: 'bin/agent.js' });
-    expect(pkg.scripts).toMatchObject({ client: 'node bin/agent.js', worker: 'node bin/worker.js', build: 'tsx scripts/build.ts' });
+    expect(pkg.scripts).toMatchObject({ client: 'node bin/agent.js', worker: 'node bin/worker.js', build: 'node bin/launch.js scripts/build.ts' });
   });
 
   it('runs the compiled entry only while the build is newer than every source, the sources otherwise', async () => {

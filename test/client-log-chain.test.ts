@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { endSession, forkSession, sendAndWait, startSession } from '../client/sessions';
 import { watchSession } from '../client/watch';
-import { workflowBundle } from './support/local-agent';
+import { workflowBundle } from '../harness/local-agent';
 import { logQuery, stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
-import { workflowBundle } from './support/local-agent';
+import { workflowBundle } from '../harness/local-agent';
 import { awaitTurnUpdate, setBudgetUpdate, setRetryPolicyUpdate, stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';

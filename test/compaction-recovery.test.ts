@@ -5,7 +5,7 @@ import { sessionTools } from '../client/session-tools';
 import { SESSION_WORKFLOW, stateQuery, type SessionInput } from '../contracts/api';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
-import { turnThatRead } from './support/turn-that-read';
+import { turnThatRead } from '../harness/turn-that-read';
 
 const h = useAgentHarness();
 

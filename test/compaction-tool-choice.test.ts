@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { useAgentHarness } from './support/agent-harness';
-import { turnThatRead } from './support/turn-that-read';
+import { turnThatRead } from '../harness/turn-that-read';
 
 const h = useAgentHarness();
 

@@ -3,7 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../contracts/api';
-import { workflowBundle } from './support/local-agent';
+import { workflowBundle } from '../harness/local-agent';
 import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
 

@@ -92,7 +92,7 @@ describe('the runnable shell blocks, against npm start', () => {
       NO_COLOR: '1',
     };
     // `npm start` as a person leaves it running, on the test run's server (it uses one that answers).
-    npmStart = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    npmStart = spawn(process.execPath, ['bin/launch.js', 'scripts/start.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const child = npmStart;
     let out = '';
     await new Promise<void>((resolve, reject) => {

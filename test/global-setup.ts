@@ -12,8 +12,8 @@
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { TestProject } from 'vitest/node';
-import { DEFAULT_DYNAMIC_CONFIG, dynamicConfigArgs, findFreePort } from '../scripts/dev-server';
-import { temporalCliPath, temporalTestServerPath } from '../scripts/temporal-binaries';
+import { DEFAULT_DYNAMIC_CONFIG, dynamicConfigArgs, findFreePort } from '../harness/dev-server';
+import { temporalCliPath, temporalTestServerPath } from '../harness/temporal-binaries';
 import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 
 declare module 'vitest' {

@@ -11,7 +11,7 @@ import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worke
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
-import { workflowBundle } from './support/local-agent';
+import { workflowBundle } from '../harness/local-agent';
 import { useAgentHarness, clientEnvOf } from './support/agent-harness';
 import { alteredWorkflows, removeAlteredCopies, UPSERT_AFTER_SCHEDULING } from './support/altered-workflows';
 import { runEntry } from './support/cli';

@@ -15,11 +15,11 @@ import { readLog, sendAndWait, startSession, type SessionHandle } from '../clien
 import { decideApprovalUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import type { McpTool } from '../contracts/tools/mcp-tools';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import type { WorkerProcess } from '../scripts/worker-process';
+import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import type { WorkerProcess } from '../harness/worker-process';
 import { eventually } from './support/eventually';
 import { hostileServer, writeMcpConfig } from './support/mcp/servers';
-import { agentWorkerEnv } from './support/worker-env';
+import { agentWorkerEnv } from '../harness/worker-env';
 import { startWorkerProcess } from './support/worker-processes';
 import { devServerAddress, devServerNamespace, uniqueTaskQueue } from './temporal-env';
 

@@ -1,7 +1,7 @@
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forkSession, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
-import { workflowBundle } from './support/local-agent';
+import { workflowBundle } from '../harness/local-agent';
 import { cancelTurnUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';

@@ -10,11 +10,11 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
-import { temporalCliPath } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from './support/worker-env';
-import { spawnWorker, type WorkerProcess } from '../scripts/worker-process';
+import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
+import { temporalCliPath } from '../harness/temporal-binaries';
+import { agentWorkerEnv } from '../harness/worker-env';
+import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
 import { runEntry, type CliResult } from './support/cli';
 import { workerLogFile } from './support/worker-processes';
 

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowBundle } from './support/local-agent';
+import { workflowBundle } from '../harness/local-agent';
 import { COMPACTING_SHAPES, GOLDEN_SHAPES } from './support/golden-shapes';
-import { updateBesideCommand } from './support/update-beside-command';
+import { updateBesideCommand } from '../harness/update-beside-command';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');
 const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();

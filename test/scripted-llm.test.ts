@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- wire frames are checked field by field */
 
@@ -880,7 +880,7 @@ describe('control API', () => {
 
 describe('command line', () => {
   it('prints its URL, serves the control API and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', '0'], {
+    const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0'], {
       cwd: new URL('..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -906,7 +906,7 @@ describe('command line', () => {
 
   it('refuses a non-loopback host unless SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1 opts in (docker-compose does)', async () => {
     const run = (env: Record<string, string>) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', '0', '--host', '0.0.0.0'], {
+      const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0', '--host', '0.0.0.0'], {
         cwd: new URL('..', import.meta.url).pathname,
         env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -930,7 +930,7 @@ describe('command line', () => {
 
   it('answers a model with nothing scripted as the demo model, and with --refuse-unscripted refuses it with the loud 400', async () => {
     const start = async (...flags: string[]) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', '0', ...flags], {
+      const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0', ...flags], {
         cwd: new URL('..', import.meta.url).pathname,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -959,7 +959,7 @@ describe('command line', () => {
   }, 20_000);
 
   it('stops with one line naming the flag when the port is not a number', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/scripted-llm/main.ts', '--port', 'eighty'], {
+    const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', 'eighty'], {
       cwd: new URL('..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

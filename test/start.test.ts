@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../scripts/dev-server';
+import { findFreePort } from '../harness/dev-server';
 import { runEntry } from './support/cli';
 import { startOtlpEndpoint } from './support/otlp-endpoint';
 
@@ -67,7 +67,7 @@ describe('npm start', () => {
 
   it('keeps the UI up after the demo: the printed link answers, and Ctrl-C stops everything', async () => {
     const env = await startEnv('ui');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    const child = spawn(process.execPath, ['bin/launch.js', 'scripts/start.ts'], {
       cwd: path.join(import.meta.dirname, '..'),
       env: { ...process.env, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { PROJECT_ROOT } from '../scripts/temporal-binaries';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 

@@ -10,11 +10,11 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendAndWait, startSession, type SessionHandle } from '../client/sessions';
-import { startScriptedLlm, type ScriptedLlm } from '../scripts/scripted-llm/server';
-import { findFreePort, startDevServer, type DevServer } from '../scripts/dev-server';
-import { temporalCliPath } from '../scripts/temporal-binaries';
-import { agentWorkerEnv } from './support/worker-env';
-import type { WorkerProcess } from '../scripts/worker-process';
+import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
+import { temporalCliPath } from '../harness/temporal-binaries';
+import { agentWorkerEnv } from '../harness/worker-env';
+import type { WorkerProcess } from '../harness/worker-process';
 import { eventually } from './support/eventually';
 import { startWorkerProcess } from './support/worker-processes';
 

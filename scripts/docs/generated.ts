@@ -13,7 +13,7 @@ import { COMMANDS } from '../../client/commands/index';
 import { SESSION_FLAGS } from '../../client/commands/session-options';
 import { FAILURE_TYPES } from '../../contracts/failure-types';
 import { AGENT_SEARCH_ATTRIBUTES } from '../../contracts/search-attributes';
-import { PROJECT_ROOT } from '../temporal-binaries';
+import { PROJECT_ROOT } from '../../harness/temporal-binaries';
 
 export interface GeneratedPart {
   /** The file, relative to the project root. */

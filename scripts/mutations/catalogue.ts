@@ -87,7 +87,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'scripted-llm-ignores-tool-choice',
     breaks: 'the scripted LLM streams a tool call in answer to a request that forbids tool calls, which no provider does',
-    file: 'scripts/scripted-llm/wire/tool-choice.ts',
+    file: 'harness/scripted-llm/wire/tool-choice.ts',
     find: '  if (plan.calls.length === 0) return plan;',
     replace: '  return plan;',
     killers: ['test/scripted-llm-compaction.test.ts'],
@@ -886,7 +886,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-off',
     breaks: 'with no key and nothing scripted, a prompt of your own gets the loud 400 instead of the offline demo model',
-    file: 'scripts/scripted-llm/server.ts',
+    file: 'harness/scripted-llm/server.ts',
     find: '  const demo = opts.demo ?? true;',
     replace: '  const demo = opts.demo ?? false;',
     killers: ['test/demo-model.test.ts'],
@@ -895,7 +895,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-ignores-tool-results',
     breaks: 'the demo model calls its tool again after the result is there, so a turn never ends with an answer',
-    file: 'scripts/scripted-llm/demo-model.ts',
+    file: 'harness/scripted-llm/demo-model.ts',
     find: '  if (conversation.results.length > 0) {',
     replace: '  if (conversation.results.length < 0) {',
     killers: ['test/demo-model.test.ts'],
@@ -904,7 +904,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-calls-unoffered-tool',
     breaks: 'the demo model calls a tool the session does not offer, which the worker refuses',
-    file: 'scripts/scripted-llm/demo-model.ts',
+    file: 'harness/scripted-llm/demo-model.ts',
     find: '  if (!conversation.tools.includes(intent.call.name)) {',
     replace: '  if (conversation.tools.length < 0) {',
     killers: ['test/demo-model.test.ts', 'test/fuzz/demo-model.test.ts'],
@@ -913,7 +913,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-random-call-ids',
     breaks: 'the demo model answers the same request with a different call id, so a retried step is not the step it retries',
-    file: 'scripts/scripted-llm/demo-model.ts',
+    file: 'harness/scripted-llm/demo-model.ts',
     find: ".update(JSON.stringify(body))",
     replace: ".update(JSON.stringify(body) + Math.random())",
     killers: ['test/demo-model.test.ts', 'test/fuzz/demo-model.test.ts'],
@@ -922,7 +922,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-reads-whole-prompt',
     breaks: "the demo model runs its patterns over the whole of a long prompt, and backtracks for seconds before it answers",
-    file: 'scripts/scripted-llm/demo-model.ts',
+    file: 'harness/scripted-llm/demo-model.ts',
     find: '  const prompt = whole.slice(0, PROMPT_CHARS);',
     replace: '  const prompt = whole;',
     killers: ['test/demo-model.test.ts'],
@@ -933,7 +933,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-write-pattern-backtracks',
     breaks: 'the pattern for "write X to FILE" can split a run of spaces many ways, and takes seconds over a prompt of spaces',
-    file: 'scripts/scripted-llm/demo-model.ts',
+    file: 'harness/scripted-llm/demo-model.ts',
     find: String.raw`const WRITE_BARE = /\b(?:write|save)\s+(\S.*?)\s+(?:to|into)`,
     replace: String.raw`const WRITE_BARE = /\b(?:write|save)\s+(.+?)\s+(?:to|into)`,
     killers: ['test/demo-model.test.ts'],
@@ -944,7 +944,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-beats-script',
     breaks: 'the demo model answers a model whose test scripted a reply, instead of the scripted reply',
-    file: 'scripts/scripted-llm/server.ts',
+    file: 'harness/scripted-llm/server.ts',
     find: '    const scripted = queues.shift(model);',
     replace: '    const scripted = demo ? undefined : queues.shift(model);',
     killers: ['test/demo-model.test.ts'],
@@ -953,7 +953,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'loud-refusal-not-opt-in',
     breaks: 'a test (or npm run llm -- --refuse-unscripted) that opts into the loud refusal still gets the demo model',
-    file: 'scripts/scripted-llm/server.ts',
+    file: 'harness/scripted-llm/server.ts',
     find: '  const demo = opts.demo ?? true;',
     replace: '  const demo = true;',
     killers: ['test/scripted-llm.test.ts'],

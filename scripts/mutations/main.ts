@@ -17,8 +17,8 @@
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { findFreePort, startDevServer } from '../dev-server';
-import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../temporal-binaries';
+import { findFreePort, startDevServer } from '../../harness/dev-server';
+import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../../harness/temporal-binaries';
 import { MUTATIONS, type Mutation } from './catalogue';
 import { copyTree, type TreeCopy } from './tree-copy';
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startLocalAgent } from '../../test/support/local-agent';
-import { startScriptedLlm, type ScriptedLlm } from '../scripted-llm/server';
-import { PROJECT_ROOT } from '../temporal-binaries';
-import { agentWorkerEnv } from '../../test/support/worker-env';
-import { spawnWorker, type WorkerProcess } from '../worker-process';
+import { startLocalAgent } from '../../harness/local-agent';
+import { startScriptedLlm, type ScriptedLlm } from '../../harness/scripted-llm/server';
+import { PROJECT_ROOT } from '../../harness/temporal-binaries';
+import { agentWorkerEnv } from '../../harness/worker-env';
+import { spawnWorker, type WorkerProcess } from '../../harness/worker-process';
 
 /**
  * The worker (and its scripted LLM) a soak runs against, restartable in the middle of it:

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startLocalAgent, type LocalAgent, type LocalAgentOptions } from './local-agent';
+import { startLocalAgent, type LocalAgent, type LocalAgentOptions } from '../../harness/local-agent';
 import { devServerAddress, devServerNamespace } from '../temporal-env';
 
 export type Harness = LocalAgent;

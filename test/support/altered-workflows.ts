@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../scripts/temporal-binaries';
+import { PROJECT_ROOT } from '../../harness/temporal-binaries';
 
 const WORKFLOWS = path.join(PROJECT_ROOT, 'workflows');
 const CONTRACTS = path.join(PROJECT_ROOT, 'contracts');

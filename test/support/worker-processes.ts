@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../scripts/temporal-binaries';
-import { spawnWorker, type WorkerProcess } from '../../scripts/worker-process';
+import { PROJECT_ROOT } from '../../harness/temporal-binaries';
+import { spawnWorker, type WorkerProcess } from '../../harness/worker-process';
 
 /** Where a test's worker processes write their output: kept after the run for post-mortems. */
 export function workerLogFile(name: string): string {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Agent } from 'undici';
-import { startScriptedLlm, type ScriptedLlm } from '../../scripts/scripted-llm/server';
-import type { SessionLogCache } from '../../activities/llm/session-log-cache';
-import { parseWorkerEnv, type WorkerEnv } from '../../worker/config';
-import { createAgentWorker, logCacheFor, WORKFLOWS_PATH } from '../../worker/create-worker';
-import type { ToolActivities } from '../../contracts/tools/tool-outcome';
+import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
+import type { SessionLogCache } from '../activities/llm/session-log-cache';
+import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
+import { createAgentWorker, logCacheFor, WORKFLOWS_PATH } from '../worker/create-worker';
+import type { ToolActivities } from '../contracts/tools/tool-outcome';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundling takes seconds on two cores: once per test file is enough. */

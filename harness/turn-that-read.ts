@@ -1,5 +1,5 @@
-import type { AssistantMessage } from '../../contracts/messages';
-import type { SessionEvent } from '../../contracts/session-log';
+import type { AssistantMessage } from '../contracts/messages';
+import type { SessionEvent } from '../contracts/session-log';
 
 const call = { id: 'toolu_big', name: 'read_file', input: { path: 'big.txt' } };
 const calling: AssistantMessage = { role: 'assistant', text: '', toolCalls: [call], stopReason: 'tool_use', usage: { inputTokens: 10, outputTokens: 2 } };

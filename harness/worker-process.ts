@@ -1,4 +1,4 @@
-/** Lives in scripts/, not test/support/, because `npm start` (scripts/start.ts) spawns the worker with it; the tests and the soak rig reuse it. */
+/** `npm start` (scripts/start.ts) spawns the worker with it; the tests and the soak rig reuse it. */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from './temporal-binaries';
 
 const WORKER_MAIN = path.join(PROJECT_ROOT, 'worker', 'main.ts');
-const TSX_MAIN_THREAD = path.join(PROJECT_ROOT, 'scripts', 'tsx-main-thread.js');
+const LAUNCH = path.join(PROJECT_ROOT, 'bin', 'launch.js');
 
 export interface WorkerProcess {
   readonly pid: number;
@@ -26,8 +26,8 @@ export async function spawnWorker(options: { env: NodeJS.ProcessEnv; logFile: st
   await mkdir(path.dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
   // tsx in the main thread only, as `npm run worker` runs from source: the SDK's workflow
-  // threads run without it (scripts/tsx-main-thread.js).
-  const child = spawn(process.execPath, [TSX_MAIN_THREAD, WORKER_MAIN, ...(options.args ?? [])], {
+  // threads run without it (bin/launch.js).
+  const child = spawn(process.execPath, [LAUNCH, WORKER_MAIN, ...(options.args ?? [])], {
     cwd: PROJECT_ROOT,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
