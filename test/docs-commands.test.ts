@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docFiles, parseDocBlocks, promisePattern, readDocBlocks, variablesSet, withoutComment, type DocBlock } from './support/doc-blocks';
+import { DocLines, docFiles, parseDocBlocks, promisePattern, readDocBlocks, shellWords, variablesSet, withoutComment, type DocBlock } from './support/doc-blocks';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 
 const ROOT = path.join(import.meta.dirname, '..');
@@ -47,6 +47,16 @@ describe('reading the docs’ shell blocks', () => {
     expect(promisePattern('… 144…').test('assistant: 143')).toBe(false);
     expect(withoutComment("echo 'a # b' # c")).toBe("echo 'a # b'");
   });
+
+  it('hands a block marked “Run by” to its test command by command, as sh splits them, and keeps what the test left out', () => {
+    const [block] = parseDocBlocks('x.md', ['*Run by test/x.test.ts.*', '```sh', 'A=1 B=x=y npm run worker', "temporal workflow list --query 'Id = \"a b\"'", '```'].join('\n'));
+    expect(block?.mark).toEqual({ kind: 'run-by', test: 'test/x.test.ts' });
+    const lines = new DocLines(block ? [block] : []);
+    expect(lines.take(/^temporal /)).toEqual({ env: {}, argv: ['temporal', 'workflow', 'list', '--query', 'Id = "a b"'] });
+    expect(() => lines.take(/^temporal /)).toThrow(/no documented command matches/);
+    expect(lines.untaken()).toEqual(['A=1 B=x=y npm run worker']);
+    expect(shellWords('A=1 B=x=y npm run worker')).toEqual({ env: { A: '1', B: 'x=y' }, argv: ['npm', 'run', 'worker'] });
+  });
 });
 
 describe('the shell blocks of the README and docs/', () => {
@@ -56,7 +66,12 @@ describe('the shell blocks of the README and docs/', () => {
     for (const block of blocks) {
       const where = `${block.file}:${block.line}`;
       expect(block.commands.length, `${where} has no command`).toBeGreaterThan(0);
-      if (block.mark.kind === 'run-by') expect(existsSync(path.join(ROOT, block.mark.test)), `${where}: ${block.mark.test}`).toBe(true);
+      if (block.mark.kind === 'run-by') {
+        // The named test reads the block's commands from the text and runs them (DocLines), so they cannot drift apart.
+        const test = path.join(ROOT, block.mark.test);
+        expect(existsSync(test), `${where}: ${block.mark.test}`).toBe(true);
+        expect(await readFile(test, 'utf8'), `${where}: ${block.mark.test} does not run the block's commands`).toContain(`blocksRunBy('${block.mark.test}')`);
+      }
       if (block.mark.kind === 'not-run') expect(block.mark.why.length, where).toBeGreaterThan(10);
     }
   });
@@ -135,7 +150,7 @@ describe('the runnable shell blocks, against npm start', () => {
 
 /** The text of every product source file, where a variable the docs set must be read. */
 async function productSources(): Promise<string> {
-  const folders = ['activities', 'client', 'config', 'connection', 'encryption', 'worker', 'scripts', 'contracts'];
+  const folders = ['activities', 'client', 'config', 'connection', 'encryption', 'tracing', 'worker', 'harness', 'scripts', 'contracts'].filter((folder) => existsSync(path.join(ROOT, folder)));
   const files = (await Promise.all(folders.map(async (folder) => (await readdir(path.join(ROOT, folder), { recursive: true })).map((f) => path.join(folder, f))))).flat();
   return (await Promise.all(files.filter((f) => f.endsWith('.ts')).map((f) => readFile(path.join(ROOT, f), 'utf8')))).join('\n');
 }

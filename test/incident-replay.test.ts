@@ -1,10 +1,11 @@
 /**
- * The "Turn an incident into a replay test" flow of docs/cli.md, exactly as written: a session's
- * history exported with `npm run client -- history <id> --out FILE`, replayed against the
- * current workflows, and against a copy whose commands were reordered without
- * `patched()`, which must fail with a determinism error.
+ * The "Turn an incident into a replay test" flow of docs/cli.md, its commands read from the
+ * text and run as written: a session's history exported with `npm run client -- history
+ * <id> --out FILE`, replayed against the current workflows as `npx vitest run
+ * test/replay.test.ts` replays its folder, and against a copy whose commands were reordered
+ * without `patched()`, which must fail with a determinism error.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
@@ -15,6 +16,7 @@ import { workflowBundle } from '../harness/local-agent';
 import { useAgentHarness, clientEnvOf } from './support/agent-harness';
 import { alteredWorkflows, removeAlteredCopies, UPSERT_AFTER_SCHEDULING } from './support/altered-workflows';
 import { runEntry } from './support/cli';
+import { blocksRunBy, DocLines } from './support/doc-blocks';
 import { useTempDir } from './support/temp-dir';
 
 const h = useAgentHarness();
@@ -39,15 +41,24 @@ describe('an incident becomes a replay test', () => {
     await endSession(session);
     await session.result();
 
-    const file = path.join(dir(), `incident-${session.workflowId}.json`);
-    const exported = await runEntry('client/main.ts', ['history', session.workflowId, '--out', file], clientEnvOf(h()));
+    const lines = new DocLines(await blocksRunBy('test/incident-replay.test.ts'));
+    const exportCommand = lines.take(/^npm run client -- history /).argv;
+    expect(exportCommand.slice(0, 4)).toEqual(['npm', 'run', 'client', '--']);
+    // The text's session id is this session's; its fixtures folder is the test's own, so the
+    // replay suite running beside this file never reads a half-written history.
+    const args = exportCommand.slice(4).map((word) => (word.endsWith('…') ? session.workflowId : word.replace(/^test\/fixtures\/histories\//, `${dir()}/`)));
+    const exported = await runEntry('client/main.ts', args, clientEnvOf(h()));
     expect(exported.code, exported.stderr).toBe(0);
 
-    const clean = await replayAll(await workflowBundle(), [file]);
+    lines.take(/^npx vitest run test\/replay\.test\.ts$/);
+    const files = (await readdir(dir())).map((name) => path.join(dir(), name));
+    expect(files).toHaveLength(1);
+    const clean = await replayAll(await workflowBundle(), files);
     expect(clean.map((r) => r.error)).toEqual([undefined]);
+    expect(lines.untaken()).toEqual([]);
 
     const reordered = await bundleWorkflowCode({ workflowsPath: path.join(await alteredWorkflows(UPSERT_AFTER_SCHEDULING), 'index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
-    const [broken] = await replayAll(reordered, [file]);
+    const [broken] = await replayAll(reordered, files);
     expect(broken?.error).toBeInstanceOf(DeterminismViolationError);
   }, 120_000);
 });

@@ -1,11 +1,22 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../harness/dev-server';
 import { runEntry } from './support/cli';
+import { blocksRunBy, DocLines, shellWords } from './support/doc-blocks';
 import { startOtlpEndpoint } from './support/otlp-endpoint';
+
+const ROOT = path.join(import.meta.dirname, '..');
+
+/** What `npm run NAME` runs, from package.json: the test starts that in its place. */
+async function npmScript(name: string): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const script = pkg.scripts[name];
+  if (script === undefined) throw new Error(`package.json has no script ${name}`);
+  return shellWords(script).argv;
+}
 
 let dir: string;
 beforeAll(async () => {
@@ -42,6 +53,17 @@ async function startOnce(name: string, extra: Record<string, string> = {}) {
 }
 
 describe('npm start', () => {
+  it('is the README’s first command, and .ci/run runs its `npm ci` and the second, `npm test`', async () => {
+    const lines = new DocLines(await blocksRunBy('test/start.test.ts'));
+    expect(lines.take(/npm start$/).argv).toEqual(['npm', 'ci', '&&', 'npm', 'start']);
+    expect(lines.take(/^npm test$/).argv).toEqual(['npm', 'test']);
+    expect(lines.untaken()).toEqual([]);
+    expect(await npmScript('start')).toEqual(['node', 'bin/launch.js', 'scripts/start.ts']);
+    const ci = await readFile(path.join(ROOT, '.ci', 'run'), 'utf8');
+    expect(ci).toMatch(/^npm ci\b/m);
+    expect(ci).toMatch(/\bnpm test$/m);
+  });
+
   it('with --once: starts the dev server, the scripted LLM and a worker, runs the demo with a retry and a tool call, and exits 0', async () => {
     const { env, result } = await startOnce('once');
     expect(result.code, result.stderr).toBe(0);
@@ -67,8 +89,10 @@ describe('npm start', () => {
 
   it('keeps the UI up after the demo: the printed link answers, and Ctrl-C stops everything', async () => {
     const env = await startEnv('ui');
-    const child = spawn(process.execPath, ['bin/launch.js', 'scripts/start.ts'], {
-      cwd: path.join(import.meta.dirname, '..'),
+    // `npm start` as package.json has it, with this Node.
+    const [, ...args] = await npmScript('start');
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -114,3 +114,71 @@ export function variablesSet(block: DocBlock): string[] {
   }
   return [...names];
 }
+
+/**
+ * The blocks whose mark names `test` (`test/NAME.test.ts`) as the test that runs them. That
+ * test takes each of their commands with `DocLines` and runs it, so a command changed in
+ * the text is a command changed in the test.
+ */
+export async function blocksRunBy(test: string): Promise<DocBlock[]> {
+  const blocks = (await Promise.all((await docFiles()).map(readDocBlocks))).flat();
+  return blocks.filter((block) => block.mark.kind === 'run-by' && block.mark.test === test);
+}
+
+/** A command line split as sh splits it: leading `NAME=value` assignments, then the words (quotes kept together, no expansions). */
+export interface ShellWords {
+  env: Record<string, string>;
+  argv: string[];
+}
+
+export function shellWords(line: string): ShellWords {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: string | undefined;
+  for (const c of line) {
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else word += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      word ??= '';
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else word = (word ?? '') + c;
+  }
+  if (quote) throw new Error(`unclosed ${quote} in: ${line}`);
+  if (word !== undefined) words.push(word);
+  const env: Record<string, string> = {};
+  while (words[0] !== undefined && /^[A-Z][A-Z0-9_]*=/.test(words[0])) {
+    const [name = '', ...value] = (words.shift() ?? '').split('=');
+    env[name] = value.join('=');
+  }
+  return { env, argv: words };
+}
+
+/**
+ * The commands of the blocks a test runs, taken one by one: `take` finds the command a
+ * step of the test runs, and `untaken` is what the test left out, which it asserts empty,
+ * so a command added to the text fails the test until the test runs it too.
+ */
+export class DocLines {
+  readonly #left: string[];
+
+  constructor(blocks: readonly DocBlock[]) {
+    this.#left = blocks.flatMap((block) => block.commands.map((command) => command.line));
+    if (this.#left.length === 0) throw new Error('no documented commands to run: is the block still marked “Run by” this test?');
+  }
+
+  /** The one documented command that matches, split into its words; it is then taken. */
+  take(pattern: RegExp): ShellWords {
+    const index = this.#left.findIndex((line) => pattern.test(line));
+    if (index < 0) throw new Error(`no documented command matches ${pattern}; left: ${this.#left.join(' | ')}`);
+    const [line = ''] = this.#left.splice(index, 1);
+    return shellWords(line);
+  }
+
+  untaken(): readonly string[] {
+    return this.#left;
+  }
+}
