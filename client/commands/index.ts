@@ -2,6 +2,7 @@ import { approveCommand, denyCommand } from './approval';
 import { budgetCommand } from './budget';
 import { cancelCommand } from './cancel';
 import type { Command } from './command';
+import { endCommand } from './end';
 import { forkCommand } from './fork';
 import { historyCommand } from './history';
 import { listCommand } from './list';
@@ -10,6 +11,7 @@ import { refreshToolsCommand } from './refresh-tools';
 import { retryPolicyCommand } from './retry-policy';
 import { runCommand } from './run';
 import { sendCommand } from './send';
+import { showCommand } from './show';
 import { startCommand } from './start';
 import { toolsCommand } from './tools';
 import { watchCommand } from './watch';
@@ -24,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   historyCommand,
   forkCommand,
   cancelCommand,
+  endCommand,
   toolsCommand,
   refreshToolsCommand,
   retryPolicyCommand,
@@ -31,4 +34,5 @@ export const COMMANDS: readonly Command[] = [
   approveCommand,
   denyCommand,
   listCommand,
+  showCommand,
 ];
