@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { WorkflowUpdateStage } from '@temporalio/client';
@@ -9,7 +8,7 @@ import type { SessionEvent } from '../contracts/session-log';
 import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
 import { useAgentHarness } from './support/agent-harness';
 import { unpairedToolCalls } from './support/pairing';
-import { barrier } from './support/barrier';
+import { barrier, within } from './support/barrier';
 import { eventually } from './support/eventually';
 import { untilCancelled } from './support/tool-stubs';
 
@@ -153,10 +152,14 @@ describe('a step that fails after its assistant message asked for tools', () => 
         { id: 'toolu_c2', name: 'http_request', input: POST },
       ],
     });
-    behaviours.set('toolu_c1', untilCancelled);
+    const c1Started = barrier();
+    behaviours.set('toolu_c1', () => {
+      c1Started.open();
+      return untilCancelled();
+    });
     const session = await start({ model: ref });
     const update = await session.startUpdate(sendUpdate, { args: [{ text: 'go' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    await waitFor(() => dispatched.some((d) => d.callId === 'toolu_c1'));
+    await within(c1Started.wait(), 'toolu_c1 to start');
     const cancel = await session.executeUpdate(cancelTurnUpdate);
     expect(cancel).toEqual({ cancelled: true, turn: 1 });
 
@@ -207,7 +210,7 @@ describe('the tool scheduler', () => {
         endedBefore.set(id, [...ended]);
         started.get(id)?.open();
         const partner = id === 'toolu_p1' ? 'toolu_p2' : id === 'toolu_p2' ? 'toolu_p1' : undefined;
-        if (partner) await withDeadline(started.get(partner)?.wait(), `${partner} to start while ${id} runs`);
+        if (partner) await within(started.get(partner)!.wait(), `${partner} to start while ${id} runs`);
         ended.add(id);
         return { code: 'ok', content: id };
       });
@@ -296,11 +299,6 @@ function stripTimes(events: SessionEvent[]) {
   return events.map(({ at: _at, ...rest }) => rest);
 }
 
-/** A barrier's wait, bounded, so a scheduler that never lets it open fails the test with a reason instead of hanging. */
-function withDeadline<T>(wait: Promise<T> | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  return Promise.race([wait ?? Promise.reject(new Error(`no barrier for ${what}`)), sleep(timeoutMs).then(() => Promise.reject(new Error(`waited ${timeoutMs} ms for ${what}`)))]);
-}
-
 /** The call ids of the tool activities a session's history has scheduled, in order. */
 async function scheduledToolCalls(workflowId: string): Promise<string[]> {
   const events = (await h().client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
@@ -325,12 +323,4 @@ async function fetchOwnHistory() {
 async function sessionLogShows(found: (e: SessionEvent) => boolean): Promise<void> {
   const run = Context.current().info.workflowExecution;
   await eventually('the session log to show the awaited event', async () => ((await readLog(h().client.workflow.getHandle(run?.workflowId ?? ''))).some(found) ? true : undefined), 10_000, 50);
-}
-
-async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
-    await sleep(50);
-  }
 }

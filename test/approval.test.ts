@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { awaitTurnUpdate, stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
@@ -7,6 +6,7 @@ import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcom
 import { readLog, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
 import { spawnEntry } from './support/spawn-cli';
 
 /** Every tool call the worker dispatched, in order; the tool itself is a stand-in that always succeeds. */
@@ -39,12 +39,16 @@ function handle(id: string) {
 }
 
 async function waitForApproval(id: string, callId: string, turn?: number): Promise<void> {
-  for (let i = 0; ; i++) {
-    const state = await handle(id).query(stateQuery);
-    if (state.pendingApprovals.some((a) => a.callId === callId && (turn === undefined || a.turn === turn))) return;
-    if (i > 300) throw new Error(`call ${callId} never waited for approval${turn === undefined ? '' : ` in turn ${turn}`} (phase ${state.phase})`);
-    await sleep(50);
-  }
+  await eventually(
+    `call ${callId} to wait for approval${turn === undefined ? '' : ` in turn ${turn}`}`,
+    async () => {
+      const state = await handle(id).query(stateQuery);
+      if (state.pendingApprovals.some((a) => a.callId === callId && (turn === undefined || a.turn === turn))) return true;
+      throw new Error(`phase ${state.phase}, pending approvals ${JSON.stringify(state.pendingApprovals)}`);
+    },
+    20_000,
+    50,
+  );
 }
 
 async function turnOutcome(id: string, turn: number): Promise<TurnResult> {

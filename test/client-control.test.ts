@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession } from '../client/sessions';
 import { sendMessage } from '../client/turn-control';
@@ -7,6 +6,7 @@ import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
 import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
 import { untilCancelled } from './support/tool-stubs';
 
 /** Tool calls the worker dispatched. `http_request` stands for a slow side effect: it runs until cancelled. */
@@ -27,13 +27,7 @@ let models = 0;
 const newModel = (name: string) => `control-${name}-${++models}-${Date.now()}`;
 
 /** Generous: on a loaded 2-core machine a workflow task and an activity start can take seconds. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
+const dispatchedCall = (callId: string) => eventually(`the worker to dispatch ${callId}`, () => (dispatched.some((d) => d.callId === callId) ? true : undefined), 45_000, 50);
 
 describe('npm run client -- cancel', () => {
   it('cancels the running turn: the running call gets TOOL_OUTCOME_UNKNOWN, the next one TOOL_NOT_STARTED, nothing is retried, and the session takes the next message', async () => {
@@ -51,7 +45,7 @@ describe('npm run client -- cancel', () => {
     );
     const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendMessage(session, 'place the order');
-    await until('the POST runs', () => dispatched.some((d) => d.callId === 'toolu_cancel_post'));
+    await dispatchedCall('toolu_cancel_post');
 
     const result = await cli('cancel', session.workflowId, '--json');
     expect(result.code, result.stderr).toBe(0);
@@ -80,7 +74,7 @@ describe('npm run client -- cancel', () => {
     h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_cancel_h', name: 'http_request', input: { method: 'POST', url: 'http://127.0.0.1:9/x', body: '{}' } }] });
     const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
     await sendMessage(session, 'post');
-    await until('the POST runs', () => dispatched.some((d) => d.callId === 'toolu_cancel_h'));
+    await dispatchedCall('toolu_cancel_h');
     const result = await cli('cancel', session.workflowId);
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split('\n');

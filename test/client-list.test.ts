@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../client/list-sessions';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { eventually } from './support/eventually';
 
 /** Its own harness, so its task queue holds only the sessions this file starts: `list` shows a queue's sessions. */
 const h = useAgentHarness();
@@ -31,17 +31,21 @@ describe('npm run client -- list', () => {
       [ended.workflowId]: { status: 'ended', model: `google:echo-${tag}`, steps: 0, closeTime: expect.any(String) },
     };
     // Visibility is eventually consistent: the last upsert of a search attribute may lag a moment.
-    const listed = async (want: string[], ...args: string[]) => {
-      for (let i = 0; ; i++) {
-        const result = await cli('list', '--json', ...args);
-        expect(result.code, result.stderr).toBe(0);
-        const sessions = json<SessionSummary[]>(result.stdout);
-        const ids = sessions.map((s) => s.workflowId).sort();
-        const settled = JSON.stringify(ids) === JSON.stringify([...want].sort()) && sessions.every((s) => s.status === expected[s.workflowId]?.status);
-        if (settled || i >= 10) return sessions;
-        await sleep(250);
-      }
-    };
+    const listed = (want: string[], ...args: string[]) =>
+      eventually(
+        `\`list --json ${args.join(' ')}\` to show exactly ${JSON.stringify(want)} with their final statuses`,
+        async () => {
+          const result = await cli('list', '--json', ...args);
+          expect(result.code, result.stderr).toBe(0);
+          const sessions = json<SessionSummary[]>(result.stdout);
+          const ids = sessions.map((s) => s.workflowId).sort();
+          const settled = JSON.stringify(ids) === JSON.stringify([...want].sort()) && sessions.every((s) => s.status === expected[s.workflowId]?.status);
+          if (!settled) throw new Error(`it listed ${JSON.stringify(sessions.map((s) => [s.workflowId, s.status]))}`);
+          return sessions;
+        },
+        10_000,
+        250,
+      );
 
     const all = await listed(Object.keys(expected));
     expect(all.map((s) => s.workflowId).sort()).toEqual(Object.keys(expected).sort());
@@ -63,16 +67,17 @@ describe('npm run client -- list', () => {
   it('lists a session that continued as new once, by its latest run', async () => {
     const session = await startSession(h().client, h().env, { model: `anthropic:echo-can-${Date.now()}`, continueAsNewAfterEvents: 20 });
     for (const text of ['one', 'two', 'three']) await sendAndWait(session, text);
-    for (let i = 0; (await session.query(stateQuery)).runs < 2; i++) {
-      if (i > 100) throw new Error('the session never continued as new');
-      await sleep(100);
-    }
-    let rows: SessionSummary[] = [];
-    for (let i = 0; i < 10; i++) {
-      rows = json<SessionSummary[]>((await cli('list', '--json')).stdout).filter((s) => s.workflowId === session.workflowId);
-      if (rows.length === 1 && rows[0]?.steps === 3) break;
-      await sleep(250);
-    }
+    await eventually('the session to continue as new (its state counting 2 runs)', async () => ((await session.query(stateQuery)).runs >= 2 ? true : undefined), 10_000);
+    const rows = await eventually(
+      '`list --json` to show the session once, by its latest run, with its 3 steps',
+      async () => {
+        const found = json<SessionSummary[]>((await cli('list', '--json')).stdout).filter((s) => s.workflowId === session.workflowId);
+        if (found.length !== 1 || found[0]?.steps !== 3) throw new Error(`it listed ${JSON.stringify(found)}`);
+        return found;
+      },
+      10_000,
+      250,
+    );
     expect(rows).toEqual([expect.objectContaining({ workflowId: session.workflowId, status: 'idle', steps: 3 })]);
     expect(rows[0]?.runId).not.toBe(session.firstExecutionRunId);
     await session.terminate('test cleanup');

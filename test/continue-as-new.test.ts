@@ -5,6 +5,7 @@ import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSess
 import { stateQuery } from '../contracts/api';
 import { workflowBundle } from '../harness/local-agent';
 import { useAgentHarness } from './support/agent-harness';
+import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
 
 const h = useAgentHarness();
@@ -23,7 +24,7 @@ describe('a long session continues as new', () => {
     const firstRun = session.firstExecutionRunId;
 
     // The run continues as new between turns; the next message lands in the new run.
-    for (let i = 0; i < 100 && (await h().client.workflow.getHandle(session.workflowId).describe()).runId === firstRun; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually('the session to continue as new (a run other than its first)', async () => ((await h().client.workflow.getHandle(session.workflowId).describe()).runId !== firstRun ? true : undefined), 10_000);
     const state = await session.query(stateQuery);
     expect(state.runs).toBe(2);
     expect((await readLog(session)).filter((e) => e.type === 'turn/end')).toHaveLength(1);
@@ -74,7 +75,7 @@ describe('a session whose log outgrows what one run can carry', () => {
     const session = await bigSession(model);
     expect((await sendAndWait(session, 'one more')).status).toBe('completed');
     const firstRun = session.firstExecutionRunId;
-    for (let i = 0; i < 100 && (await h().client.workflow.getHandle(session.workflowId).describe()).runId === firstRun; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually('the session to continue as new (a run other than its first)', async () => ((await h().client.workflow.getHandle(session.workflowId).describe()).runId !== firstRun ? true : undefined), 10_000);
 
     const state = await session.query(stateQuery);
     const turn2End = 11;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isAbortError } from '../activities/llm/abort-error';
 import { postStream, readBodyText, type PostStreamOptions } from '../activities/llm/http';
 import { LlmError } from '../activities/llm/llm-error';
+import { barrier } from './support/barrier';
 
 /**
  * postStream against a real local HTTP server whose every move the test controls, so
@@ -79,22 +80,33 @@ function sse(res: ServerResponse) {
 
 describe('postStream', () => {
   it('returns the status, the headers and the body, and reports every chunk', async () => {
+    // The second piece is written only once the client has read the first: two chunks, by order.
+    const firstRead = barrier();
     handler = async (req, res) => {
       let body = '';
       for await (const c of req) body += c;
       sse(res);
       res.write(`data: ${body}\n\n`);
-      await sleep(20);
+      await firstRead.wait();
       res.end('data: done\n\n');
     };
     const sizes: number[] = [];
-    const res = await postStream(options({ body: '{"hello":1}', onBytes: (n) => sizes.push(n) }));
+    const res = await postStream(
+      options({
+        body: '{"hello":1}',
+        onBytes: (n) => {
+          sizes.push(n);
+          firstRead.open();
+        },
+      }),
+    );
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/event-stream');
     expect(res.endpoint).toBe('POST /v1/messages');
     const text = await collect(res.body);
     expect(text).toBe('data: {"hello":1}\n\ndata: done\n\n');
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(Buffer.byteLength(text));
+    expect(sizes.length).toBeGreaterThanOrEqual(2);
   });
 
   it('returns an error status without throwing: the caller classifies it', async () => {
@@ -200,8 +212,10 @@ describe('postStream', () => {
       const it = res.body[Symbol.asyncIterator]();
       await it.next();
       const started = Date.now();
-      setTimeout(() => controller.abort(new Error('user pressed Esc')), 20);
-      const e = await failure(it.next());
+      // Aborted while the next read waits for bytes that never come.
+      const reading = failure(it.next());
+      controller.abort(new Error('user pressed Esc'));
+      const e = await reading;
       expect(isAbortError(e)).toBe(true);
       expect(LlmError.is(e)).toBe(false);
       expect(Date.now() - started).toBeLessThan(1_000);
@@ -209,10 +223,14 @@ describe('postStream', () => {
     });
 
     it('while waiting for the headers throws an abort error', async () => {
-      handler = () => {};
+      const arrived = barrier();
+      handler = () => arrived.open();
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 30);
-      const e = await failure(postStream(options({ signal: controller.signal })));
+      const calling = failure(postStream(options({ signal: controller.signal })));
+      // The server has the request and sends no headers: the client is waiting for them.
+      await arrived.wait();
+      controller.abort();
+      const e = await calling;
       expect(isAbortError(e)).toBe(true);
       await clientLeft;
     });
@@ -225,8 +243,9 @@ describe('postStream', () => {
       };
       const e = await failure(postStream(options({ signal: AbortSignal.abort() })));
       expect(isAbortError(e)).toBe(true);
-      await sleep(50);
-      expect(requests).toBe(0);
+      // The next call on the same dispatcher reaches the server; had the aborted one been sent, it would have come first.
+      await collect((await postStream(options())).body);
+      expect(requests).toBe(1);
     });
 
     it("an idle cut leaves the caller's signal alone, so it is never mistaken for a user abort", async () => {
@@ -253,13 +272,14 @@ describe('postStream', () => {
     });
 
     it('a socket destroyed mid-body is a retryable network_error', async () => {
+      const partialRead = barrier();
       handler = async (_req, res) => {
         sse(res);
         res.write('data: partial\n\n');
-        await sleep(20);
+        await partialRead.wait();
         res.socket?.destroy();
       };
-      const res = await postStream(options());
+      const res = await postStream(options({ onBytes: () => partialRead.open() }));
       const e = await failure(collect(res.body));
       expect(e).toMatchObject({ type: 'network_error', retryable: true });
     });

@@ -3,7 +3,11 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Holds } from '../harness/scripted-llm/holds';
+import { DEFAULT_HOLD_TIMEOUT_MS } from '../harness/scripted-llm/playback';
+import type { RequestOutcome } from '../harness/scripted-llm/request-log';
 import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { eventually } from './support/eventually';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- wire frames are checked field by field */
 
@@ -12,6 +16,19 @@ const agent = new Agent();
 let counter = 0;
 /** A fresh model name per test, so no test can pop another's reply. */
 const modelName = (prefix = 'scripted') => `${prefix}-${++counter}`;
+
+/** Resolves once the model's first request is recorded with `outcome`: the server settles it just after the client sees the end. */
+const recordedAs = (model: string, outcome: RequestOutcome) =>
+  eventually(
+    `the request for ${model} to be recorded as ${outcome}`,
+    () => {
+      const seen = llm.requests({ model })[0]?.outcome;
+      if (seen === outcome) return true;
+      throw new Error(`recorded as ${seen ?? 'nothing yet'}`);
+    },
+    5_000,
+    20,
+  );
 
 beforeAll(async () => {
   // Refusing what is not scripted: this file tests the scripted replies, and one of its
@@ -47,7 +64,7 @@ function parseSse(raw: string): SseFrame[] {
 const json = (frame: SseFrame | undefined): any => JSON.parse(frame?.data ?? 'null');
 const dataFrames = (frames: SseFrame[]) => frames.filter((f) => f.data !== undefined);
 
-async function post(path: string, body: unknown, opts: { signal?: AbortSignal; headers?: Record<string, string> } = {}) {
+async function post(path: string, body: unknown, opts: { signal?: AbortSignal; headers?: Record<string, string>; onHeaders?: () => void } = {}) {
   const started = Date.now();
   const res = await request(`${llm.url}${path}`, {
     method: 'POST',
@@ -57,6 +74,7 @@ async function post(path: string, body: unknown, opts: { signal?: AbortSignal; h
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   const headersAfterMs = Date.now() - started;
+  opts.onHeaders?.();
   const raw = await res.body.text();
   return { status: res.statusCode, headers: res.headers, raw, frames: parseSse(raw), headersAfterMs };
 }
@@ -64,7 +82,7 @@ async function post(path: string, body: unknown, opts: { signal?: AbortSignal; h
 type Provider = 'anthropic' | 'openai' | 'google';
 
 /** A minimal streaming request of each provider, as our adapters send it. */
-function send(provider: Provider, model: string, userText = 'hello', opts: { signal?: AbortSignal } = {}) {
+function send(provider: Provider, model: string, userText = 'hello', opts: { signal?: AbortSignal; onHeaders?: () => void } = {}) {
   switch (provider) {
     case 'anthropic':
       return post(
@@ -617,7 +635,7 @@ describe.each(PROVIDERS)('every provider (%s)', (provider) => {
     llm.script(model, { kind: 'reset', text: 'cut here' });
 
     await expect(send(provider, model)).rejects.toThrow(/other side closed|terminated|socket/i);
-    await vi.waitFor(() => expect(llm.requests({ model })[0]?.outcome).toBe('reset'));
+    await recordedAs(model, 'reset');
   });
 
   it('sends one data frame that is not JSON for a malformed reply', async () => {
@@ -641,12 +659,11 @@ describe.each(PROVIDERS)('every provider (%s)', (provider) => {
     const model = modelName();
     llm.script(model, { kind: 'text', text: 'never finished', stall: { ms: -1 } }, { kind: 'text', text: 'next' });
     const controller = new AbortController();
-    const pending = send(provider, model, 'hello', { signal: controller.signal });
-    await llm.waitForRequests(1, { model });
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the response has begun: the headers are out and the stream stalls after its first frames.
+    const pending = send(provider, model, 'hello', { signal: controller.signal, onHeaders: () => controller.abort() });
 
     await expect(pending).rejects.toThrow();
-    await vi.waitFor(() => expect(llm.requests({ model })[0]?.outcome).toBe('aborted-by-client'));
+    await recordedAs(model, 'aborted-by-client');
     expect(textOf(provider, (await send(provider, model)).frames)).toBe('next');
   });
 });
@@ -711,8 +728,8 @@ describe('scripts', () => {
       return r;
     });
     await llm.waitForRequests(1, { model });
-    await new Promise((resolve) => setTimeout(resolve, 150));
 
+    // Still held when released: the hold let nothing through on its own (its timeout is the fake-timer test below).
     expect(done).toBe(false);
     expect(llm.release(model)).toBe(1);
     expect(textOf('anthropic', (await pending).frames)).toBe('released');
@@ -728,6 +745,21 @@ describe('scripts', () => {
     expect(textOf('openai', frames)).toBe('timed out');
   });
 
+  it('keeps a held request waiting for 30 s by default, and lets it play as timed out at 30 s, not before', async () => {
+    vi.useFakeTimers();
+    try {
+      const holds = new Holds();
+      let outcome: string | undefined;
+      void holds.wait('held-model', DEFAULT_HOLD_TIMEOUT_MS, new AbortController().signal).then((o) => (outcome = o));
+      await vi.advanceTimersByTimeAsync(29_999);
+      expect([outcome, holds.held('held-model')]).toEqual([undefined, 1]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect([outcome, holds.held('held-model')]).toEqual(['timed-out', 0]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('refuses to listen on an address other than loopback', async () => {
     await expect(startScriptedLlm({ host: '0.0.0.0' })).rejects.toThrow(/loopback/);
   });
@@ -741,23 +773,22 @@ describe('scripts', () => {
     controller.abort();
 
     await expect(pending).rejects.toThrow();
-    await vi.waitFor(() => expect(llm.requests({ model })[0]?.outcome).toBe('aborted-by-client'));
+    await recordedAs(model, 'aborted-by-client');
     expect(llm.release(model)).toBe(0);
   });
 
   it('ends a request hanging in a stall when closed, recorded as aborted-by-server', async () => {
     const own = await startScriptedLlm();
     own.script('hang', { kind: 'text', text: 'forever', stall: { ms: -1 } });
-    const pending = request(`${own.url}/chat/completions`, {
+    // The headers have arrived, so the reply has begun and hangs in its stall.
+    const { body } = await request(`${own.url}/chat/completions`, {
       method: 'POST',
       dispatcher: agent,
       body: JSON.stringify({ model: 'hang', stream: true, messages: [] }),
-    }).then((r) => r.body.text());
-    await own.waitForRequests(1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    });
     await own.close();
 
-    await expect(pending).rejects.toThrow();
+    await expect(body.text()).rejects.toThrow();
     expect(own.requests()[0]?.outcome).toBe('aborted-by-server');
   });
 });
@@ -770,7 +801,7 @@ describe('request recording', () => {
     llm.script(gemini, { kind: 'empty' });
     const before = Date.now();
     await send('anthropic', model, 'first');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const between = Date.now();
     await send('openai', model, 'second');
     await send('google', gemini, 'third');
 
@@ -788,7 +819,8 @@ describe('request recording', () => {
     expect(second).toMatchObject({ provider: 'openai', path: '/chat/completions', replyKind: 'text' });
     expect(second!.headers.authorization).toBe('Bearer sk-openai-test');
     expect(first!.at).toBeGreaterThanOrEqual(before);
-    expect(second!.at - first!.at).toBeGreaterThanOrEqual(100);
+    expect(first!.at).toBeLessThanOrEqual(between);
+    expect(second!.at).toBeGreaterThanOrEqual(between);
     expect(second!.seq).toBeGreaterThan(first!.seq);
     expect(first!.endedAt).toBeGreaterThanOrEqual(first!.at);
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Agent } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createToolActivities, createToolRunner, type ToolActivitiesConfig } from '../activities/tools';
 import { idempotencyKey } from '../contracts/tools/registry';
 import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
@@ -158,12 +158,20 @@ describe('runTool activity: heartbeats and cancellation', () => {
     const env = activityEnv({ heartbeatTimeoutMs: 300 });
     let beats = 0;
     env.on('heartbeat', () => beats++);
-    const pending = env.run(runTool, request('http_request', { method: 'GET', url: url('/hold') }));
-    await held.arrived;
-    await new Promise((resolve) => setTimeout(resolve, 450));
-    expect(beats).toBeGreaterThanOrEqual(2);
-    env.cancel();
-    await expect(pending).rejects.toBeInstanceOf(CancelledFailure);
+    // Only the heartbeat timer is faked: the held request's socket and server keep real time.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const pending = env.run(runTool, request('http_request', { method: 'GET', url: url('/hold') }));
+      await held.arrived;
+      const before = beats;
+      // A third of the heartbeat timeout apart: three beats in one timeout.
+      vi.advanceTimersByTime(300);
+      expect(beats - before).toBeGreaterThanOrEqual(3);
+      env.cancel();
+      await expect(pending).rejects.toBeInstanceOf(CancelledFailure);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('aborts a held-open request when the activity is cancelled', async () => {

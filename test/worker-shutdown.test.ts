@@ -14,6 +14,7 @@ import type { WorkerProcess } from '../harness/worker-process';
 import { sendUpdate } from '../contracts/api';
 import { conversationOf } from '../contracts/conversation';
 import { devServerAddress, devServerNamespace } from './temporal-env';
+import { eventually } from './support/eventually';
 import { startWorkerProcess } from './support/worker-processes';
 
 let llm: ScriptedLlm;
@@ -44,12 +45,12 @@ async function startWorker(name: string, address: string, taskQueue: string, gra
   return worker;
 }
 
-/** Resolves once `text` is in the worker's output: a barrier, not a sleep. */
+/** Resolves once `text` is in the worker's output; fails at once if the worker exits without it. */
 async function printed(worker: WorkerProcess, text: string): Promise<void> {
-  while (!worker.output().includes(text)) {
-    const exited = await Promise.race([worker.exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 50))]);
-    if (exited && !worker.output().includes(text)) throw new Error(`the worker exited without printing "${text}":\n${worker.output()}`);
-  }
+  const exitedWithout = worker.exited.then(() => {
+    if (!worker.output().includes(text)) throw new Error(`the worker exited without printing "${text}":\n${worker.output()}`);
+  });
+  await Promise.race([eventually(`the worker to print "${text}"`, () => (worker.output().includes(text) ? true : undefined), 30_000, 50), exitedWithout]);
 }
 
 describe('SIGTERM', () => {

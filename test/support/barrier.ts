@@ -14,3 +14,19 @@ export function barrier<T = void>(): Barrier<T> {
   });
   return { wait: () => opened, open };
 }
+
+/**
+ * Waits for `wait`, but at most `timeoutMs`: a barrier that never opens (the code under
+ * test never got there) fails the test naming what it waited for, instead of hanging it.
+ */
+export async function within<T>(wait: Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${timeoutMs} ms for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([wait, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 
@@ -27,8 +26,25 @@ export function spawnEntry(entry: string, args: string[], env: Record<string, st
   });
   let out = '';
   let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  // Each waitFor looks again whenever output arrives or the output ends, instead of polling.
+  const watchers = new Set<() => void>();
+  const changed = () => {
+    for (const watcher of watchers) watcher();
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    changed();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+    changed();
+  });
+  // 'close' comes after the last output, so a pattern printed just before the exit still counts.
+  let closed = false;
+  child.once('close', () => {
+    closed = true;
+    changed();
+  });
   let done = false;
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => {
@@ -43,13 +59,22 @@ export function spawnEntry(entry: string, args: string[], env: Record<string, st
     kill: (signal = 'SIGTERM') => {
       if (!done) child.kill(signal);
     },
-    async waitFor(pattern, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(out + err)) {
-        if (done) throw new Error(`${entry} ${args.join(' ')} exited before printing ${pattern}\nstdout:\n${out}\nstderr:\n${err}`);
-        if (Date.now() > deadline) throw new Error(`${entry} ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms\nstdout:\n${out}\nstderr:\n${err}`);
-        await sleep(50);
-      }
+    waitFor(pattern, timeoutMs = 30_000) {
+      return new Promise<void>((resolve, reject) => {
+        const settle = (failure?: string) => {
+          clearTimeout(timer);
+          watchers.delete(look);
+          if (failure) reject(new Error(`${entry} ${args.join(' ')} ${failure}\nstdout:\n${out}\nstderr:\n${err}`));
+          else resolve();
+        };
+        const look = () => {
+          if (pattern.test(out + err)) settle();
+          else if (closed) settle(`exited before printing ${pattern}`);
+        };
+        const timer = setTimeout(() => settle(`did not print ${pattern} within ${timeoutMs} ms`), timeoutMs);
+        watchers.add(look);
+        look();
+      });
     },
   };
 }

@@ -1,12 +1,15 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
 /** A stand-in for a long tool: it heartbeats, so a cancellation reaches it, and never finishes on its own. */
 export async function untilCancelled(): Promise<ToolOutcome> {
   const ctx = Context.current();
-  for (;;) {
-    ctx.heartbeat();
-    await Promise.race([ctx.cancelled, sleep(100)]);
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), 100);
+  try {
+    // Rejects with the cancellation, which is how the activity ends.
+    return await ctx.cancelled;
+  } finally {
+    clearInterval(beat);
   }
 }
