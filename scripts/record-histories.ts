@@ -1,8 +1,8 @@
 /**
  * Re-records the golden histories in test/fixtures/histories/: one real run per workflow
- * shape, on a private dev server, against the scripted LLM and real tools. Run it after a
- * deliberate change to the workflows (with `patched()` where old histories must still
- * replay), then commit the new files: `npm run record-histories`.
+ * shape, on a private dev server, against the scripted LLM and real tools, on the code of
+ * the last release (the patch policy in CONTRIBUTING.md says when), then commit the new
+ * files: `npm run record-histories [-- SHAPE…]`.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -108,8 +108,8 @@ const SCENARIOS: Record<string, Scenario> = {
     return session.workflowId;
   },
   /**
-   * A read-only call an --approve-tools pattern names waits for a human, who approves it
-   * (`approval-in-either-lane`); then the answer.
+   * A read-only call an --approve-tools pattern names waits for a human, who approves it;
+   * then the answer.
    */
   'approval-read-only-named': async (agent) => {
     agent.llm.script(
@@ -183,7 +183,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   /**
    * Two turns whose calls carry one id, each approved: turn 2's call waits for its own
-   * decision and gets its own Idempotency-Key (the `call-position-keys` patch).
+   * decision and gets its own Idempotency-Key (both keyed by the call's position).
    */
   'approval-reused-call-id': async (agent, target) => {
     const call = (path: string) => ({ kind: 'tool_calls' as const, calls: [{ id: 'toolu_reused_1', name: 'http_request', input: { method: 'POST', url: `${target}/${path}`, body: '{}' } }] });
@@ -228,10 +228,7 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
-  /**
-   * A turn of 11 steps under the default step limit, which was 10 (and still is for the
-   * sessions in step-limit-default-10.json, recorded before it was raised, behind patched()).
-   */
+  /** A turn of 11 steps under the default step limit, which is more than that. */
   'eleven-steps-default-limit': async (agent) => {
     const steps = Array.from({ length: 11 }, (_, i) => ({ kind: 'tool_calls' as const, calls: [{ id: `toolu_eleven_${i + 1}`, name: 'calculator', input: { expression: `${i}+1` } }] }));
     agent.llm.script('eleven-steps-default-limit', ...steps, { kind: 'text', text: 'Counted to eleven.' });
@@ -259,7 +256,7 @@ const SCENARIOS: Record<string, Scenario> = {
   /**
    * An MCP call whose arguments the listed schema refuses: the workflow checks only that they
    * are a bounded object and schedules callMcpTool, whose worker-side check answers the error
-   * the model reads (`mcp-arguments-checked-by-worker`); then the answer.
+   * the model reads; then the answer.
    */
   'mcp-invalid-arguments': async (agent) => {
     agent.llm.script(
@@ -323,7 +320,7 @@ const SCENARIOS: Record<string, Scenario> = {
   /**
    * A session started with its first message (update-with-start, as `run` does), two turns
    * of three steps and one: its status and step count are upserted when a turn starts and
-   * ends, not at every step (the `status-per-turn` patch).
+   * ends, not at every step.
    */
   'status-per-turn': async (agent) => {
     agent.llm.script('status-per-turn', calculatorCalls, calculatorCalls, { kind: 'text', text: '42 and 1024, twice.' }, { kind: 'text', text: 'Yes.' });
@@ -335,8 +332,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   /**
    * A fork whose first request is under `compactAt` of the window but leaves the answer too
-   * little of it: the step compacts first (`compact-for-answer-room`), its call scheduled
-   * under an id naming the cut (`compaction-activity-id`).
+   * little of it: the step compacts first, its call scheduled under an id naming the cut.
    */
   'compaction-answer-room': async (agent) => {
     agent.llm.script('compaction-answer-room', { kind: 'text', text: 'Room enough.' });
@@ -350,7 +346,7 @@ const SCENARIOS: Record<string, Scenario> = {
   /**
    * A fork whose provider reported 12 input tokens for the request that carried a 28 000-
    * character file: by the report the next request is tiny, by its size past 0.75 of the
-   * window, so the step compacts first (`compaction-size-floor`).
+   * window, so the step compacts first.
    */
   'compaction-size-floor': async (agent) => {
     agent.llm.script('compaction-size-floor', { kind: 'text', text: 'It was all q.', usage: { inputTokens: 12, outputTokens: 5 } });
@@ -363,7 +359,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   /**
    * A compaction that spends past the session's hard limit: the step's own call is then
-   * refused, and the turn fails `budget_exceeded` (`compaction-budget`).
+   * refused, and the turn fails `budget_exceeded`.
    */
   'compaction-past-budget': async (agent) => {
     agent.llm.scriptCompaction('compaction-past-budget', { kind: 'text', text: 'A costly summary.', usage: { inputTokens: 100_000, outputTokens: 5 } });
@@ -378,7 +374,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   /**
    * The compaction before continue-as-new fails while a message waits: the session runs that
-   * message instead of continuing at once (`recheck-after-carry-compaction`), then compacts
+   * message instead of continuing at once, then compacts
    * at the next cut and continues. Its tail is above the 1 MiB a run carries uncompacted.
    */
   'carry-compaction-recheck': async (agent) => {

@@ -2,7 +2,6 @@ import { condition } from '@temporalio/workflow';
 import type { ApprovalDecision, PendingApproval } from '../contracts/api';
 import type { ToolCall } from '../contracts/messages';
 import type { ToolOutcome } from '../contracts/tools/tool-outcome';
-import { keyedByPosition } from './call-position';
 
 /**
  * Side-effecting calls that wait for a human. The wait is a workflow condition with a
@@ -11,8 +10,7 @@ import { keyedByPosition } from './call-position';
  *
  * Waits and decisions are keyed by the call's position (turn, step, call id): a provider's
  * id is unique only within one assistant message, so a later turn's call may reuse an
- * earlier one's and must still wait for its own decision. Sessions recorded before that
- * (see call-position.ts) key them by the call id, as they did.
+ * earlier one's and must still wait for its own decision.
  */
 export class ApprovalGate {
   readonly #pending = new Map<string, PendingApproval>();
@@ -22,7 +20,7 @@ export class ApprovalGate {
 
   /** Resolves with the result to record instead of running the call, or undefined when it was approved. */
   async request(turn: number, step: number, call: ToolCall, summary = `step ${step} · approval ${call.name} #${call.id}`): Promise<ToolOutcome | undefined> {
-    const key = keyedByPosition() ? JSON.stringify([turn, step, call.id]) : call.id;
+    const key = JSON.stringify([turn, step, call.id]);
     this.#pending.set(key, { turn, step, callId: call.id, name: call.name, input: call.input, deadline: Date.now() + this.timeoutMs });
     try {
       const decided = await condition(() => this.#decisions.has(key), this.timeoutMs, { summary });

@@ -1,4 +1,4 @@
-import { patched, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { contextQuery, type SessionConfig } from '../contracts/api';
 import {
   MAX_CARRIED_LOG_BYTES,
@@ -20,36 +20,8 @@ import { parseModelRef } from '../contracts/model-ref';
 import { sessionContextWindow } from '../contracts/model-windows';
 import type { NewSessionEvent, SessionEvent, SessionLog } from '../contracts/session-log';
 
-/** Sessions recorded before compaction issue no compaction call, and carry their whole log into the next run. */
-export const CONTEXT_COMPACTION_PATCH = 'context-compaction';
-
-/**
- * Sessions recorded before it scheduled their compaction calls under Temporal's default
- * activity ids. Since, a compaction call's id names its cut (`compact-<throughSeq>`), so a
- * replay that would compact at another cut (a code table changed the decision) fails
- * loudly on the id instead of going on with a different log.
- */
-export const COMPACTION_ACTIVITY_ID_PATCH = 'compaction-activity-id';
-
-/** Sessions recorded before it compacted only at `compactAt` of the window, whatever room that left the answer. */
-export const ROOM_FOR_ANSWER_PATCH = 'compact-for-answer-room';
-
-/**
- * Sessions recorded before it estimated a request as the larger of the provider's report
- * and the request's own size: a server that reported too few input tokens (none, or a
- * constant) kept them from ever compacting.
- */
-export const SIZE_FLOOR_PATCH = 'compaction-size-floor';
-
 /** A next run's input above this has its log compacted before it is carried, if a turn can be cut. */
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
-
-/**
- * Sessions recorded before it made their compaction calls outside the budget: one before
- * continue-as-new ran with a hard limit reached, and a step's call went after a compaction
- * that spent past it.
- */
-export const COMPACTION_BUDGET_PATCH = 'compaction-budget';
 
 export interface CompactorParts {
   config: SessionConfig;
@@ -94,7 +66,7 @@ export class ContextCompactor {
   async beforeStep(turn: number, step: number): Promise<void> {
     const estimate = this.#estimate(turn);
     const { compactAt, maxTokens } = this.#parts.config;
-    const due = passesThreshold(estimate, this.#window, compactAt) || (leavesNoRoomForAnswer(estimate, this.#window, maxTokens) && patched(ROOM_FOR_ANSWER_PATCH));
+    const due = passesThreshold(estimate, this.#window, compactAt) || leavesNoRoomForAnswer(estimate, this.#window, maxTokens);
     if (!due) return;
     if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
   }
@@ -122,7 +94,7 @@ export class ContextCompactor {
     // With a hard limit reached the session spends nothing more: the tail goes as it is (the
     // next turn's admission refuses its first call, unless the budget is raised), as long as
     // it can go at all; one compaction past the limit is better than a session ended.
-    if (!this.#parts.budget.allows() && carriedBytes() <= MAX_CARRIED_LOG_BYTES && patched(COMPACTION_BUDGET_PATCH)) return false;
+    if (!this.#parts.budget.allows() && carriedBytes() <= MAX_CARRIED_LOG_BYTES) return false;
     return this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
       if (isCancellation(error)) throw error;
       this.#failedCarryCut = cut;
@@ -135,13 +107,14 @@ export class ContextCompactor {
    * step's call goes only while the budget still allows it.
    */
   async #admitAfterCompaction(turn: number, step: number): Promise<void> {
-    if (!this.#parts.budget.allows() && patched(COMPACTION_BUDGET_PATCH)) await this.#parts.budget.admit(turn, step);
+    if (!this.#parts.budget.allows()) await this.#parts.budget.admit(turn, step);
   }
 
   /**
    * The provider's count where it is plausible, the request's own size where that is
-   * larger. Counting the size costs a pass over the conversation, so a session without a
-   * window, which decides nothing by the estimate, skips it.
+   * larger: a server that reports too few input tokens (none, or a constant) would otherwise
+   * keep the session from ever compacting. Counting the size costs a pass over the
+   * conversation, so a session without a window, which decides nothing by the estimate, skips it.
    */
   #estimate(turn: number): number {
     const { events } = this.#parts.log;
@@ -149,18 +122,20 @@ export class ContextCompactor {
     const reported = estimateRequestTokens(events, this.#parts.frame, options);
     if (this.#window === null) return reported;
     const size = requestSizeTokens(events, this.#parts.frame, options);
-    return size > reported && patched(SIZE_FLOOR_PATCH) ? size : reported;
+    return Math.max(size, reported);
   }
 
   async #compact(turn: number, step: number, tokensBefore: number): Promise<boolean> {
     const { log, frame } = this.#parts;
     const throughSeq = cutPoint(log.events);
-    if (throughSeq === undefined || !patched(CONTEXT_COMPACTION_PATCH)) return false;
+    if (throughSeq === undefined) return false;
     // The MCP tools offered are those of the whole run so far, whose copy of a tool list the
     // last run's tail left out comes after that tail.
     const call: CompactorCall = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, toolsUptoSeq: log.nextSeq, logDigest: log.digest };
     const summaryLine = `turn ${turn} · compact · ~${tokensBefore} tokens`;
-    const id = patched(COMPACTION_ACTIVITY_ID_PATCH) ? `compact-${throughSeq}` : undefined;
+    // The call's id names its cut, so a replay that would compact at another cut (a code
+    // table changed the decision) fails loudly on the id instead of going on with another log.
+    const id = `compact-${throughSeq}`;
     const answer = await this.#parts.callLlm(summaryLine, call, id).catch((error: unknown) => {
       // The conversation up to the cut is itself too long (a huge tool result in the last
       // ended turn, say): once more with every large tool result it holds sent as its one
@@ -169,7 +144,7 @@ export class ContextCompactor {
       // continuing as new); the running turn is past the cut either way. The decision
       // follows the recorded failure, so a replay takes the same path.
       if (!isContextOverflow(error)) throw error;
-      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, id && `${id}-cleared`);
+      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, `${id}-cleared`);
     });
     const summary = answer.text;
     const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });

@@ -1,10 +1,9 @@
-import { ApplicationFailure, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { SessionConfig, SessionInput, SessionResult } from '../contracts/api';
 import type { Budget } from '../contracts/budget';
 import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import { jsonBytes } from '../contracts/log-pages';
 import { MAX_CARRIED_LOG_BYTES, tailToCarry, toolListCutOff } from './compaction';
-import { CONTEXT_COMPACTION_PATCH } from './context-compactor';
 import { sessionContextWindow } from '../contracts/model-windows';
 import type { SessionEvent, SessionLog } from '../contracts/session-log';
 import type { SessionState } from './session-state';
@@ -19,7 +18,6 @@ export function historyIsLong(config: SessionConfig): boolean {
  * Ends this run and starts the next with the log's tail (the events after the last
  * compaction's cut), the retry policy, the budget, and the session's counts: the earlier
  * events stay readable in this run, whose successor names it (`continuedFromRunId`).
- * A session recorded before compaction carried its whole log and counted from it.
  */
 export async function continueAsNew(input: SessionInput, config: SessionConfig, events: readonly SessionEvent[], state: SessionState, budget: Budget): Promise<never> {
   const next = nextRunInput(input, config, events, state, budget);
@@ -43,7 +41,7 @@ export function nextRunInput(input: SessionInput, config: SessionConfig, events:
     compactAt: config.compactAt,
     // Keeps where the session was forked from; its events are part of the log now.
     fork: config.fork && forkedFrom(config.fork),
-    continued: patched(CONTEXT_COMPACTION_PATCH) ? { ...carried, ...countsAndTail(events, state) } : { ...carried, events: [...events] },
+    continued: { ...carried, ...countsAndTail(events, state) },
   };
 }
 

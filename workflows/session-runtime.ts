@@ -1,10 +1,9 @@
-import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import { ContextCompactor, isContextOverflow, type CompactorCall } from './context-compactor';
 import type { LlmActivities, LlmCallInput } from '../contracts/llm-call';
 import { logMirror } from './log-sink';
 import { temporalRetryPolicyFor } from '../contracts/retry-policy';
 import type { NewSessionEvent, SessionEvent } from '../contracts/session-log';
-import { publishStatus } from './session-state';
 import { callOf } from '../contracts/spend';
 import type { TurnRuntime } from './turn';
 import type { SessionParts } from './session-handlers';
@@ -40,13 +39,9 @@ export function sessionRuntime(
   // current, rather than one call (and one copy of workflowInfo) per event.
   const unmirrored: SessionEvent[] = [];
   const append = (event: NewSessionEvent) => {
-    if (event.type === 'step/start') {
-      state.stepsTaken++;
-      state.step = event.step;
-      // The status and step count go to visibility when a turn starts and ends: a write per
-      // step cost the server a visibility task each. Sessions recorded before wrote them here too.
-      if (!patched(STATUS_PER_TURN)) publishStatus(state);
-    }
+    // The status and step count go to visibility when a turn starts and ends, not here: a
+    // write per step cost the server a visibility task each.
+    if (event.type === 'step/start') state.stepStarted(event.step);
     const appended = log.append(event, Date.now());
     const call = callOf(appended);
     if (call) state.callMade(call);
@@ -98,6 +93,3 @@ export function sessionRuntime(
     compactBeforeContinuing: (carriedBytes) => compactor.beforeContinuing(state.nextTurn - 1, state.step, carriedBytes),
   };
 }
-
-/** Sessions recorded before upserted their status and step count at every step's start. */
-const STATUS_PER_TURN = 'status-per-turn';

@@ -44,7 +44,7 @@ export class SessionState {
   /**
    * A run continued from one that compacted holds only the log's tail, so the session's
    * counts come from what the last run carried, and a fork's from what its source had at
-   * the cut; a run continued before compaction, or a new session, counts them from its events.
+   * the cut; a new session counts them from its events.
    */
   constructor(config: SessionConfig, events: readonly SessionEvent[]) {
     const carried = config.continued;
@@ -105,6 +105,12 @@ export class SessionState {
     const turn = this.nextTurn++;
     this.queue.push({ turn, text });
     return turn;
+  }
+
+  /** A step began: counted, and shown by the `state` Query; visibility hears of it when the turn ends. */
+  stepStarted(step: number): void {
+    this.stepsTaken++;
+    this.step = step;
   }
 
   turnStarted(turn: number, scope: CancellationScope): void {

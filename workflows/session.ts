@@ -3,7 +3,6 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  patched,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -79,7 +78,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           // meanwhile would be lost by continuing now, so the next move is decided again.
           // A compaction that failed is not tried again before a turn has ended since (a new
           // cut), so this never loops on it.
-          if (compacted || ((state.hasWork() || !allHandlersFinished()) && patched(RECHECK_AFTER_CARRY_COMPACTION))) break;
+          if (compacted || state.hasWork() || !allHandlersFinished()) break;
           return await continueAsNew(input, config, log.events, state, budget.budget);
         }
         case 'end':
@@ -113,15 +112,5 @@ function parseInput(input: SessionInput): SessionConfig {
     // Non-retryable: a workflow task retried forever on bad input helps nobody.
     throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.invalidInput, message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
   }
-  const config = parsed.data;
-  // The default step limit was 10. A session started with that default must replay with
-  // it: a turn its history ends at step 10 would otherwise schedule an 11th LLM call.
-  if (input.maxSteps === undefined && !patched(MAX_STEPS_DEFAULT_RAISED)) config.maxSteps = EARLIER_MAX_STEPS_DEFAULT;
-  return config;
+  return parsed.data;
 }
-
-/** Sessions recorded before it continued as new at once after a failed compaction, whatever came meanwhile. */
-const RECHECK_AFTER_CARRY_COMPACTION = 'recheck-after-carry-compaction';
-
-const MAX_STEPS_DEFAULT_RAISED = 'max-steps-default-50';
-const EARLIER_MAX_STEPS_DEFAULT = 10;

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { SessionConfig } from '../contracts/api';
 import { isPayloadsTooLarge } from './failure';
 import type { ToolCall } from '../contracts/messages';
@@ -9,17 +9,9 @@ import type { TurnRuntime } from './turn';
 import { toolActivityOptions } from './tools/activity-options';
 import { waitsForApproval } from '../contracts/tools/approval-patterns';
 import type { McpSessionTools } from './tools/mcp-session';
-import { idempotencyKey, prepareToolCall, type BuiltinTool } from '../contracts/tools/registry';
+import { prepareToolCall, type BuiltinTool } from '../contracts/tools/registry';
 import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
-import { keyedByPosition } from './call-position';
 import type { ToolActivities, ToolOutcome } from '../contracts/tools/tool-outcome';
-
-/**
- * From this patch on, an `--approve-tools` pattern that names a tool holds its calls in the
- * read-only lane too: an MCP server's `readOnlyHint` is its own word, and slipped a tool
- * the operator named past the decision. Before it, read-only calls never waited.
- */
-export const APPROVAL_IN_EITHER_LANE = 'approval-in-either-lane';
 
 const tools = proxyActivities<ToolActivities>({
   startToCloseTimeout: '1 minute',
@@ -48,10 +40,10 @@ export function toolDispatch(ctx: ToolDispatchContext): Pick<TurnRuntime, 'prepa
       if (repeated) return { kind: 'answer', call, outcome: repeated };
       const prepared = mcpTools.owns(call.name) ? mcpTools.prepare(call) : prepareToolCall(call, [...enabledTools, ...mcpTools.definitions()]);
       if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
-      // A read-only call a pattern names waits only from the patch on (sessions recorded before
-      // ran it at once), and then runs as the operator took it: alone, once, after the decision.
-      const needsApproval =
-        waitsForApproval(config.approvalRequired, call.name, prepared.toolClass) && (prepared.toolClass === 'side_effecting' || patched(APPROVAL_IN_EITHER_LANE));
+      // A pattern that names a tool holds its calls in the read-only lane too (an MCP server's
+      // `readOnlyHint` is its own word), and such a call runs as the operator took it: alone,
+      // once, after the decision.
+      const needsApproval = waitsForApproval(config.approvalRequired, call.name, prepared.toolClass);
       const toolClass = needsApproval ? 'side_effecting' : prepared.toolClass;
       return { kind: 'dispatch', call: { ...call, input: prepared.input as ToolCall['input'] }, toolClass, needsApproval };
     },
@@ -69,7 +61,7 @@ export function toolDispatch(ctx: ToolDispatchContext): Pick<TurnRuntime, 'prepa
         name: call.name,
         input: call.input,
         callId: call.id,
-        ...(toolClass === 'side_effecting' ? { idempotencyKey: keyedByPosition() ? positionIdempotencyKey(workflowId, { turn, step, callId: call.id }) : idempotencyKey(workflowId, call.id) } : {}),
+        ...(toolClass === 'side_effecting' ? { idempotencyKey: positionIdempotencyKey(workflowId, { turn, step, callId: call.id }) } : {}),
       };
       return keepWithinPayloadLimit(tools.runTool.executeWithOptions(options, [request]));
     },

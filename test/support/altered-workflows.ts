@@ -47,29 +47,19 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
 }
 
 /**
- * The step recorded before the `status-per-turn` patch: search attributes (status, step count)
- * upserted, then the LLM activity scheduled; after it, no upsert at all. The alteration
- * schedules a step's call first and upserts after it, which breaks both. It anchors on the
- * step call alone, not on how the runtime builds the activity's input, so it survives a
- * change there that keeps the order.
+ * Search attributes (status, step count) upserted right after an LLM activity is scheduled,
+ * a command the recording never issued there. It anchors on the one line that schedules
+ * every LLM call (a step's and a compaction's), so every shape, also one whose only call is
+ * a compaction, meets it.
  */
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
+  { file: 'session-runtime.ts', find: "import { callOf } from '../contracts/spend';\n", replace: "import { callOf } from '../contracts/spend';\nimport { publishStatus } from './session-state';\n" },
   {
     file: 'session-runtime.ts',
-    find: `      state.step = event.step;
-      // The status and step count go to visibility when a turn starts and ends: a write per
-      // step cost the server a visibility task each. Sessions recorded before wrote them here too.
-      if (!patched(STATUS_PER_TURN)) publishStatus(state);`,
-    replace: `      state.step = event.step;`,
-  },
-  {
-    file: 'session-runtime.ts',
-    find: "const stepCall = (turn: number, step: number) => callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });",
-    replace: `const stepCall = (turn: number, step: number) => {
-    const scheduled = callLlm(\`step \${step} · llm \${config.model}\`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest });
+    find: '    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);',
+    replace: `    const scheduled = llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
     publishStatus(state);
-    return scheduled;
-  };`,
+    return scheduled;`,
   },
 ];
 
@@ -81,10 +71,10 @@ export const TIMER_FIRST: Edit[] = [
     replace: `export async function agentSession(input: SessionInput): Promise<SessionResult> {
   await sleep(1);`,
   },
-  { file: 'session.ts', find: `  patched,\n`, replace: `  patched,\n  sleep,\n` },
+  { file: 'session.ts', find: `  condition,\n`, replace: `  condition,\n  sleep,\n` },
 ];
 
-/** The compaction moved after the step's LLM call: a compaction's patch marker is then met where no patched() asks for it. */
+/** The compaction moved after the step's LLM call: the step's call is then scheduled where the recording has the compaction's (`compact-<cut>`). */
 export const COMPACTION_AFTER_STEP: Edit[] = [
   {
     file: 'session-runtime.ts',
@@ -96,36 +86,4 @@ export const COMPACTION_AFTER_STEP: Edit[] = [
           await compactor.beforeStep(turn, step);
           return answer;`,
   },
-];
-
-/** `patched(id)` made to answer false where `find` calls it: the session takes the side recorded before the patch. */
-function oldSideOf(file: string, find: string): Edit[] {
-  return [{ file, find, replace: find.replace(/patched\(\w+\)/, 'false') }];
-}
-
-/**
- * Each patch, and a recorded session that took its new side: forced onto the old side, a
- * copy of workflows/ must fail that recording, so the new side is proven by a golden history
- * and not only by the end-to-end tests.
- */
-export const PATCH_NEW_SIDES: { patch: string; shape: string; edits: Edit[] }[] = [
-  { patch: 'max-steps-default-50', shape: 'eleven-steps-default-limit', edits: oldSideOf('session.ts', '!patched(MAX_STEPS_DEFAULT_RAISED)') },
-  { patch: 'status-per-turn', shape: 'status-per-turn', edits: oldSideOf('session-runtime.ts', '!patched(STATUS_PER_TURN)') },
-  { patch: 'call-position-keys', shape: 'approval-reused-call-id', edits: oldSideOf('call-position.ts', 'patched(CALL_POSITION_PATCH)') },
-  { patch: 'context-compaction', shape: 'compaction', edits: oldSideOf('context-compactor.ts', '!patched(CONTEXT_COMPACTION_PATCH)') },
-  { patch: 'compaction-activity-id', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', 'patched(COMPACTION_ACTIVITY_ID_PATCH) ?') },
-  { patch: 'compact-for-answer-room', shape: 'compaction-answer-room', edits: oldSideOf('context-compactor.ts', '&& patched(ROOM_FOR_ANSWER_PATCH)') },
-  {
-    patch: 'compaction-budget',
-    shape: 'compaction-past-budget',
-    edits: oldSideOf('context-compactor.ts', 'allows() && patched(COMPACTION_BUDGET_PATCH)) await'),
-  },
-  { patch: 'compaction-size-floor', shape: 'compaction-size-floor', edits: oldSideOf('context-compactor.ts', '&& patched(SIZE_FLOOR_PATCH)') },
-  {
-    patch: 'recheck-after-carry-compaction',
-    shape: 'carry-compaction-recheck',
-    edits: oldSideOf('session.ts', '&& patched(RECHECK_AFTER_CARRY_COMPACTION)'),
-  },
-  { patch: 'mcp-arguments-checked-by-worker', shape: 'mcp-invalid-arguments', edits: oldSideOf('tools/mcp-session.ts', 'if (patched(MCP_ARGUMENTS_CHECKED_BY_WORKER))') },
-  { patch: 'approval-in-either-lane', shape: 'approval-read-only-named', edits: oldSideOf('tool-dispatch.ts', '|| patched(APPROVAL_IN_EITHER_LANE)') },
 ];

@@ -29,6 +29,7 @@ export const GOLDEN_SHAPES = [
   'compaction-size-floor',
   'mcp-invalid-arguments',
   'approval-read-only-named',
+  'eleven-steps-default-limit',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import { MCP_ERROR_TYPES } from '../../contracts/errors';
 import { isCancellation, summarizeFailure } from '../failure';
@@ -14,16 +14,6 @@ import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 const ACTIVITY_MARGIN_MS = 10_000;
 /** The MCP activities heartbeat every 2 s: a killed worker is noticed within this. */
 const MCP_HEARTBEAT_MS = 10_000;
-
-/**
- * From this patch on, the workflow never compiles or runs a schema a server listed: a
- * backtracking `pattern` ran past the isolate's 5 s limit and took the worker process down,
- * and a `$ref` to itself threw outside any catch. It checks only that the arguments are a
- * JSON object of bounded size, and the call's activity checks them against the schema, with
- * a bounded checker (activities/mcp/check-arguments.ts). Before it, the workflow checked
- * them itself and answered an invalid call without an activity.
- */
-export const MCP_ARGUMENTS_CHECKED_BY_WORKER = 'mcp-arguments-checked-by-worker';
 
 const listing = proxyActivities<McpActivities>({
   // Several servers, each with up to its `timeoutMs` to start and to list.
@@ -91,18 +81,18 @@ export class McpSessionTools {
     return this.#recorded().has(name);
   }
 
-  /** Whether a call of one of these tools is dispatched, as `prepareToolCall` decides it for a built-in one. */
+  /**
+   * Whether a call of one of these tools is dispatched, as `prepareToolCall` decides it for a
+   * built-in one. The workflow never compiles or runs a schema a server listed: a
+   * backtracking `pattern` ran past the isolate's 5 s limit and took the worker process down,
+   * and a `$ref` to itself threw outside any catch. It checks only that the arguments are a
+   * JSON object of bounded size; the call's activity checks them against the schema, with a
+   * bounded checker (activities/mcp/check-arguments.ts).
+   */
   prepare(call: ToolCall): PreparedToolCall {
     const entry = this.#recorded().get(call.name);
     if (!entry) throw new Error(`MCP tool ${call.name} is not among the recorded tools`);
-    if (patched(MCP_ARGUMENTS_CHECKED_BY_WORKER)) return prepareToolCall(call, [entry.definition]);
-    // Only a history recorded before the patch gets here, whose check ended in time then.
-    // A schema whose check throws is answered, never a failed workflow task.
-    try {
-      return prepareToolCall(call, [entry.asRecorded()]);
-    } catch {
-      return { kind: 'invalid', content: `Tool call rejected: the input schema of "${call.name}" cannot be checked. Do not call this tool again.` };
-    }
+    return prepareToolCall(call, [entry.definition]);
   }
 
   dispatch(step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
@@ -127,8 +117,6 @@ export class McpSessionTools {
 interface RecordedTool {
   tool: McpTool;
   definition: AnyToolDefinition;
-  /** The definition as the workflow checked arguments before MCP_ARGUMENTS_CHECKED_BY_WORKER: built only on that side. */
-  asRecorded(): AnyToolDefinition;
 }
 
 /** A JSON object of bounded size: all the workflow asks of an MCP call's arguments. */
@@ -152,15 +140,5 @@ function recordedTool(tool: McpTool): RecordedTool {
     classify: () => tool.lane,
     timeouts: { startToCloseMs: tool.timeoutMs + ACTIVITY_MARGIN_MS, heartbeatMs: MCP_HEARTBEAT_MS },
   };
-  let recorded: AnyToolDefinition | undefined;
-  return { tool, definition, asRecorded: () => (recorded ??= { ...definition, input: inputSchemaOf(tool) }) };
-}
-
-/** The tool's JSON Schema as a zod schema, as the workflow checked arguments before the patch; a schema zod cannot read was left to the server. */
-function inputSchemaOf(tool: McpTool): z.ZodType<unknown> {
-  try {
-    return z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch {
-    return z.record(z.string(), z.unknown());
-  }
+  return { tool, definition };
 }
