@@ -14,6 +14,29 @@ const SANDBOX = 'the workflow sandbox (deterministic, replayed from history)';
 
 const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
 
+/**
+ * A border between top-level folders: an import of one of `folders` from any depth
+ * (`../worker/x`, `../../client`), as the import rule's pattern and, since that rule does
+ * not see `import()`, as a selector for the dynamic form. Only relative paths match: a
+ * package such as `@temporalio/worker` is not the worker's folder.
+ * @param {string[]} folders
+ * @param {string} message
+ */
+function border(folders, message) {
+  const regex = `^(\\.\\.?/)+(${folders.join('|')})(/|$)`;
+  return {
+    pattern: { regex, message },
+    selector: { selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`, message },
+  };
+}
+
+/**
+ * The product (every folder of the build) is run, tested and measured by scripts/,
+ * harness/, test/ and bench/, never the other way round: the build, the image and the
+ * package leave those out, so a product module that imported one would break there.
+ */
+const RUNNERS = border(['scripts', 'test', 'bench', 'harness'], 'Product code does not import scripts/, test/, bench/ or harness/: they run the product, and the build, the image and the package leave them out.');
+
 const workflowRestrictedImports = {
   paths: [
     ...nodeBuiltins.map((name) => ({
@@ -37,7 +60,7 @@ const workflowRestrictedImports = {
     },
     {
       // The processes' own code reads the environment, files and sockets; types are erased.
-      group: ['**/client', '**/client/**', '**/worker', '**/worker/**', '**/connection', '**/connection/**', '**/config', '**/config/**', '**/encryption', '**/encryption/**'],
+      group: ['**/client', '**/client/**', '**/worker', '**/worker/**', '**/connection', '**/connection/**', '**/config', '**/config/**', '**/encryption', '**/encryption/**', '**/tracing', '**/tracing/**'],
       allowTypeImports: true,
       message: `The client's, the worker's and the connection's code does not run in ${SANDBOX}; import its types only, and shared values from contracts/.`,
     },
@@ -47,6 +70,7 @@ const workflowRestrictedImports = {
       allowTypeImports: true,
       message: `Import activities as types only (\`import type\`) and call them through proxyActivities: their code does not run in ${SANDBOX}.`,
     },
+    RUNNERS.pattern,
   ],
 };
 
@@ -72,15 +96,39 @@ const contractsRestrictedImports = {
  * worker and the activities reach what they share through contracts/. Types are erased, so
  * they stay allowed (the worker names `agentSession`'s type, say).
  */
-const outsideRestrictedImports = {
-  patterns: [
-    {
-      group: ['**/workflows', '**/workflows/**'],
-      allowTypeImports: true,
-      message: 'Import shared schemas and types from contracts/; workflows/ is the session workflow, bundled for the sandbox.',
-    },
-  ],
+const WORKFLOWS_TYPES_ONLY = {
+  group: ['**/workflows', '**/workflows/**'],
+  allowTypeImports: true,
+  message: 'Import shared schemas and types from contracts/; workflows/ is the session workflow, bundled for the sandbox.',
 };
+/** The import rule does not see `import()`: a dynamic import of workflows/ is a value import too. */
+const NO_DYNAMIC_WORKFLOWS = { selector: 'ImportExpression[source.value=/workflows/]', message: WORKFLOWS_TYPES_ONLY.message };
+
+/**
+ * The layers outside the sandbox, each with the folders it may not reach (types
+ * included: a type names the other side's shape, which then cannot change alone). The
+ * worker process puts activities and workflows together; the client talks to it through
+ * Temporal only; what both load (config, connection, encryption, tracing) belongs to
+ * neither.
+ */
+const OUTSIDE_LAYERS = [
+  {
+    files: ['activities/**/*.ts'],
+    refuses: border(['worker', 'client'], "activities/ know nothing of the worker's or the client's process: they are given what they need (createActivities), and shared schemas come from contracts/ or config/."),
+  },
+  {
+    files: ['client/**/*.ts'],
+    refuses: border(['worker', 'activities'], 'The client reaches the worker through Temporal only: what both use lives in contracts/, config/, connection/, encryption/ or tracing/.'),
+  },
+  {
+    files: ['worker/**/*.ts'],
+    refuses: border(['client'], 'The worker does not load the client: what both use lives in contracts/, config/, connection/, encryption/ or tracing/.'),
+  },
+  {
+    files: ['config/**/*.ts', 'connection/**/*.ts', 'encryption/**/*.ts', 'tracing/**/*.ts'],
+    refuses: border(['worker', 'client', 'activities'], 'config/, connection/, encryption/ and tracing/ are loaded by the worker and the client alike: they import neither of them, nor activities/.'),
+  },
+];
 
 export default defineConfig(
   {
@@ -124,14 +172,27 @@ export default defineConfig(
     },
   },
   {
-    files: ['activities/**/*.ts', 'client/**/*.ts', 'worker/**/*.ts', 'connection/**/*.ts', 'config/**/*.ts', 'encryption/**/*.ts'],
+    // The sandbox's code has no dynamic import() of its own; one of what runs the product is refused all the same.
+    files: ['workflows/**/*.ts', 'contracts/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', RUNNERS.selector] },
+  },
+  {
+    // The package's main entry, compiled with the rest of the product (tsconfig.build.json).
+    files: ['index.ts'],
     rules: {
       'no-restricted-imports': 'off',
-      '@typescript-eslint/no-restricted-imports': ['error', outsideRestrictedImports],
-      // The import rule does not see `import()`: a dynamic import of workflows/ is a value import too.
-      'no-restricted-syntax': ['error', { selector: 'ImportExpression[source.value=/workflows/]', message: outsideRestrictedImports.patterns[0].message }],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [RUNNERS.pattern] }],
+      'no-restricted-syntax': ['error', RUNNERS.selector],
     },
   },
+  ...OUTSIDE_LAYERS.map(({ files, refuses }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WORKFLOWS_TYPES_ONLY, refuses.pattern, RUNNERS.pattern] }],
+      'no-restricted-syntax': ['error', NO_DYNAMIC_WORKFLOWS, refuses.selector, RUNNERS.selector],
+    },
+  })),
   {
     // Loaded into the sandbox by path (failureConverterPath), beside the workflows: it obeys
     // the sandbox's rules, and like contracts/ it depends on no session code.

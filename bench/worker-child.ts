@@ -8,6 +8,7 @@ import { Agent } from 'undici';
 import { connectWorkerConnection } from '../connection/connect-worker';
 import { loadConnectionConfig } from '../connection/connection-config';
 import { parseWorkerEnv } from '../worker/config';
+import { readWorkerFiles } from '../worker/config-files';
 import { createAgentWorker } from '../worker/create-worker';
 import { createFloorActivities, type StepProbes } from './floor/activities';
 import { WorkerChildConfigSchema, WorkerRequestSchema, type WorkerChildConfig, type WorkerMessage, type WorkerStats } from './worker-protocol';
@@ -33,7 +34,7 @@ async function createWorker(config: WorkerChildConfig, connection: NativeConnect
     ANTHROPIC_API_KEY: 'bench-key',
     AGENT_WORKSPACE: config.workspaceDir,
   });
-  return createAgentWorker({ connection, namespace: config.namespace, env, dispatcher, workflowBundle, overrides: config.tuning });
+  return createAgentWorker({ connection, namespace: config.namespace, env, dispatcher, ...readWorkerFiles(env, process.env), workflowBundle, overrides: config.tuning });
 }
 
 async function main(): Promise<void> {

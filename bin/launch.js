@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.join(import.meta.dirname, '..');
 /** What tsconfig.build.json compiles: a change in any of these makes dist/ stale. */
-const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'worker', 'workflows', 'activities'];
+const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'tracing', 'worker', 'workflows', 'activities'];
 /** Written by scripts/build.ts when everything else is in place. */
 export const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 

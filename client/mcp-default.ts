@@ -1,4 +1,4 @@
-import { mcpServerNames } from '../worker/mcp-config';
+import { mcpServerNames } from '../config/mcp-config';
 import type { StartOptions } from './sessions';
 
 /**

@@ -24,7 +24,7 @@ import type { Message, StopReason, Usage } from '../contracts/messages';
 import { usageOf } from '../contracts/conversation';
 import type { FailureSummary, SessionEvent } from '../contracts/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../encryption/data-converter';
-import { clientTracingOptions } from '../worker/tracing-client';
+import { clientTracingOptions } from '../tracing/tracing-client';
 import { connectClientConnection } from '../connection/connect-client';
 import { ConnectionFailedError } from '../connection/errors';
 import type { ClientEnv } from './config';

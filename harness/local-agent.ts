@@ -5,6 +5,7 @@ import { Agent } from 'undici';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
 import type { SessionLogCache } from '../activities/llm/session-log-cache';
 import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
+import { readWorkerFiles } from '../worker/config-files';
 import { createAgentWorker, logCacheFor, WORKFLOWS_PATH } from '../worker/create-worker';
 import type { ToolActivities } from '../contracts/tools/tool-outcome';
 
@@ -64,6 +65,8 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
     ...options.env,
   });
   const env = { ...workerEnv, TEMPORAL_ADDRESS: options.address, TEMPORAL_NAMESPACE: namespace };
+  // Read once, as the worker process's main does: a restarted worker keeps what the first read.
+  const files = readWorkerFiles(workerEnv, process.env);
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
   const client = new Client({ connection: clientConnection, namespace: env.TEMPORAL_NAMESPACE });
@@ -78,6 +81,7 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
       namespace,
       env,
       dispatcher,
+      ...files,
       logCache,
       workflowBundle: await workflowBundle(),
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),

@@ -16,7 +16,7 @@ import type { TemporalConnectionConfig } from '../connection/connection-config';
 import { DEFAULT_DB_FILE, startDevServer, type DevServer } from '../harness/dev-server';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
-import { flushClientTracing } from '../worker/tracing-client';
+import { flushClientTracing } from '../tracing/tracing-client';
 
 const DEMO_MODEL = 'scripted-demo';
 const DEMO_PROMPT = 'What is (17 + 25) * 2? Use the calculator.';

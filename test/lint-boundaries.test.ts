@@ -25,14 +25,44 @@ describe('lint keeps each folder to its job', () => {
     ['activities/llm/activity.ts', "import { runTurn } from '../../workflows/turn';\nexport const turn = runTurn;\n", /workflows\/ is the session workflow/],
     ['client/sessions.ts', "export const load = () => import('../workflows/session');\n", /workflows\/ is the session workflow/],
     ['encryption/failure-converter.ts', "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n", /Node builtins are not available in the workflow sandbox/],
+    ['activities/mcp/connections.ts', "import type { WorkerEnv } from '../../worker/config';\nexport type Env = WorkerEnv;\n", /activities\/ know nothing of the worker's or the client's process/],
+    ['activities/llm/activity.ts', "import { connectClient } from '../../client/sessions';\nexport const connect = connectClient;\n", /activities\/ know nothing of the worker's or the client's process/],
+    ['client/sessions.ts', "import { createAgentWorker } from '../worker/create-worker';\nexport const create = createAgentWorker;\n", /The client reaches the worker through Temporal only/],
+    ['client/commands/command.ts', "import { createActivities } from '../../activities';\nexport const create = createActivities;\n", /The client reaches the worker through Temporal only/],
+    ['client/sessions.ts', "export const load = () => import('../worker/create-worker');\n", /The client reaches the worker through Temporal only/],
+    ['worker/main.ts', "import { connectClient } from '../client/sessions';\nexport const connect = connectClient;\n", /The worker does not load the client/],
+    ['tracing/tracing-client.ts', "import type { WorkerEnv } from '../worker/config';\nexport type Env = WorkerEnv;\n", /loaded by the worker and the client alike/],
+    ['config/mcp-config.ts', "import { McpConnections } from '../activities/mcp';\nexport const connections = McpConnections;\n", /loaded by the worker and the client alike/],
+    ['connection/connection-config.ts', "import type { ClientEnv } from '../client/config';\nexport type Env = ClientEnv;\n", /loaded by the worker and the client alike/],
   ])('refuses in %s: %s', async (filePath, code, message) => {
     expect((await problems(filePath, code)).join('\n')).toMatch(message);
+  }, 60_000);
+
+  // Every folder of the build, each with one of the four folders that run the product, types included.
+  it.each([
+    ['activities/llm/activity.ts', "import { startLocalAgent } from '../../harness/local-agent';\nexport const start = startLocalAgent;\n"],
+    ['client/sessions.ts', "import type { LocalAgent } from '../harness/local-agent';\nexport type Agent = LocalAgent;\n"],
+    ['worker/main.ts', "import { MUTATIONS } from '../scripts/mutations/catalogue';\nexport const all = MUTATIONS;\n"],
+    ['worker/main.ts', "export const load = () => import('../harness/dev-server');\n"],
+    ['workflows/turn.ts', "import type { LocalAgent } from '../harness/local-agent';\nexport type Agent = LocalAgent;\n"],
+    ['contracts/api.ts', "import { eventually } from '../test/support/eventually';\nexport const wait = eventually;\n"],
+    ['config/config-error.ts', "import { eventually } from '../test/support/eventually';\nexport const wait = eventually;\n"],
+    ['connection/connection-config.ts', "import type { WorkerChildConfig } from '../bench/worker-protocol';\nexport type Child = WorkerChildConfig;\n"],
+    ['encryption/encryption-key.ts', "import { MUTATIONS } from '../scripts/mutations/catalogue';\nexport const all = MUTATIONS;\n"],
+    ['tracing/tracing-provider.ts', "import { startLocalAgent } from '../harness/local-agent';\nexport const start = startLocalAgent;\n"],
+    ['index.ts', "export { startLocalAgent } from './harness/local-agent';\n"],
+  ])('refuses in %s what runs the product: %s', async (filePath, code) => {
+    expect((await problems(filePath, code)).join('\n')).toMatch(/Product code does not import scripts\/, test\/, bench\/ or harness\//);
   }, 60_000);
 
   it.each([
     ['client/sessions.ts', "import type { agentSession } from '../workflows/session';\nexport type Session = typeof agentSession;\n"],
     ['workflows/turn.ts', "import type { LlmActivities } from '../contracts/llm-call';\nexport type Llm = LlmActivities;\n"],
     ['workflows/turn.ts', "import type { ClientEnv } from '../client/config';\nexport type Env = ClientEnv;\n"],
+    ['activities/llm/session-log-cache.ts', "import type { InjectedSinks } from '@temporalio/worker';\nexport type Injected = InjectedSinks<never>;\n"],
+    ['activities/mcp/connections.ts', "import type { McpConfig } from '../../config/mcp-config';\nexport type Config = McpConfig;\n"],
+    ['client/sessions.ts', "import { clientTracingOptions } from '../tracing/tracing-client';\nexport const tracing = clientTracingOptions;\n"],
+    ['worker/main.ts', "import { createActivities } from '../activities';\nexport const create = createActivities;\n"],
   ])('allows in %s: %s', async (filePath, code) => {
     expect(await problems(filePath, code)).toEqual([]);
   }, 60_000);

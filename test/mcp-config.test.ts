@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadMcpConfig } from '../worker/mcp-config';
+import { loadMcpConfig } from '../config/mcp-config';
 import { MCP_ERROR_TYPES } from '../contracts/errors';
 import { mcpToolName } from '../contracts/tools/mcp-tools';
 import { runEntry } from './support/cli';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/config-error';
-import { tracingConfigFromEnv } from '../worker/tracing-config';
+import { tracingConfigFromEnv } from '../tracing/tracing-config';
 
 const ROOT = path.join(import.meta.dirname, '..');
 
@@ -69,7 +69,7 @@ describe('tracing off', () => {
       import { createRequire } from 'node:module';
       import { createAgentWorker } from './worker/create-worker.ts';
       import { connectClient } from './client/sessions.ts';
-      import { clientTracingOptions } from './worker/tracing-client.ts';
+      import { clientTracingOptions } from './tracing/tracing-client.ts';
       void createAgentWorker; void connectClient;
       const options = await clientTracingOptions({});
       // The API package is the no-op facade the activities call; everything behind it stays unloaded.

@@ -19,8 +19,8 @@ import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/serv
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { WORKFLOWS_PATH } from '../worker/create-worker';
-import { startTracing, type Tracing } from '../worker/tracing-provider';
-import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../worker/tracing-worker';
+import { startTracing, type Tracing } from '../tracing/tracing-provider';
+import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../tracing/tracing-worker';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';

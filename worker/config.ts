@@ -85,7 +85,7 @@ export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_REGISTER_SEARCH_ATTRIBUTES: flag('AGENT_REGISTER_SEARCH_ATTRIBUTES'),
   /** After SIGTERM: how long running activities get to finish; the process is gone by then, also when the server is not. */
   AGENT_SHUTDOWN_GRACE_MS: positiveMs(30_000),
-  /** A JSON file of MCP servers in the `mcpServers` shape (worker/mcp-config.ts); unset: no MCP tools. */
+  /** A JSON file of MCP servers in the `mcpServers` shape (config/mcp-config.ts); unset: no MCP tools. */
   AGENT_MCP_CONFIG: z.string().min(1).optional(),
   /** A JSON price table (activities/llm/price-table.ts) whose entries replace or add to the built-in prices. */
   AGENT_PRICES_FILE: z.string().min(1).optional(),

@@ -3,17 +3,23 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
 import { createActivities, type AgentActivities } from '../activities';
-import { loadPriceTable, type PriceTable } from '../activities/llm/price-table';
 import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
+import { McpConnections } from '../activities/mcp';
 import type { WorkerEnv } from './config';
-import { mcpConnectionsFor, stopMcpServersWithWorker } from './mcp-lifetime';
-import type { Tracing } from './tracing-provider';
-import { workerTracingOptions } from './tracing-worker';
+import type { WorkerFiles } from './config-files';
+import { stopMcpServersWithWorker } from './mcp-lifetime';
+import type { Tracing } from '../tracing/tracing-provider';
+import { workerTracingOptions } from '../tracing/tracing-worker';
 
 /** `.ts` beside the sources, `.js` in the build (dist/): the workflows are bundled from whichever this file is. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
-export interface AgentWorkerOptions {
+/**
+ * `mcp` and `prices` are what the process's main read from the files `env` names
+ * (`readWorkerFiles`): the worker reads no file of its own, so each is read once per
+ * process, also when a process starts its worker again.
+ */
+export interface AgentWorkerOptions extends WorkerFiles {
   connection: NativeConnection;
   namespace: string;
   env: WorkerEnv;
@@ -32,9 +38,7 @@ export interface AgentWorkerOptions {
   dataConverter?: WorkerOptions['dataConverter'];
   /** The worker's copy of its sessions' logs; by default one of `AGENT_LOG_CACHE_MB`. Given by tests that read its stats. */
   logCache?: SessionLogCache;
-  /** The price table; by default the built-in one with AGENT_PRICES_FILE over it. The worker process reads it before it connects. */
-  prices?: PriceTable;
-  /** OpenTelemetry tracing (worker/tracing-provider.ts), when an OTLP endpoint is configured; absent, the worker adds no interceptor. */
+  /** OpenTelemetry tracing (tracing/tracing-provider.ts), when an OTLP endpoint is configured; absent, the worker adds no interceptor. */
   tracing?: Tracing;
 }
 
@@ -67,7 +71,7 @@ function versioningOptions(env: Pick<WorkerEnv, 'AGENT_DEPLOYMENT_NAME' | 'AGENT
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { env } = options;
   const logCache = options.logCache ?? logCacheFor(env);
-  const mcp = mcpConnectionsFor(env);
+  const mcp = new McpConnections(options.mcp);
   const activities = createActivities({
     dispatcher: options.dispatcher,
     llm: {
@@ -78,7 +82,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       },
       streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
       logCache,
-      prices: options.prices ?? loadPriceTable(env.AGENT_PRICES_FILE),
+      prices: options.prices,
       traceContent: options.tracing?.config.content === true,
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
     },

@@ -4,16 +4,15 @@ import { Agent } from 'undici';
 import { loadConnectionConfig, type TemporalConnectionConfig } from '../connection/connection-config';
 import { connectWorkerConnection } from '../connection/connect-worker';
 import { ConnectionFailedError } from '../connection/errors';
-import { loadPriceTable } from '../activities/llm/price-table';
 import { ConfigError, readAllSettings } from '../config/config-error';
 import { parseWorkerEnv, type WorkerEnv } from './config';
+import { readWorkerFiles } from './config-files';
 import { createAgentWorker } from './create-worker';
-import { loadMcpConfig } from './mcp-config';
 import { encryptionKeyFromEnv, workerDataConverter } from '../encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
-import { tracingConfigFromEnv } from './tracing-config';
-import { startTracing } from './tracing-provider';
+import { tracingConfigFromEnv } from '../tracing/tracing-config';
+import { startTracing } from '../tracing/tracing-provider';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'register-search-attributes': { type: 'boolean', default: false } } });
@@ -23,13 +22,12 @@ async function main(): Promise<void> {
     () => loadConnectionConfig(process.env),
     // Optional payload encryption: AGENT_ENCRYPTION_KEY and AGENT_ENCRYPTION_KEY_ID (encryption/).
     () => encryptionKeyFromEnv(process.env),
-    // OpenTelemetry, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (worker/tracing-config.ts).
+    // OpenTelemetry, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (tracing/tracing-config.ts).
     () => tracingConfigFromEnv(process.env),
   ]);
-  // A bad MCP file stops the worker here, before it connects, in one line naming the server and the field.
-  loadMcpConfig(env.AGENT_MCP_CONFIG, process.env);
-  // Before connecting: a bad price file is a mistake of configuration, told in one line.
-  const prices = loadPriceTable(env.AGENT_PRICES_FILE);
+  // AGENT_MCP_CONFIG and AGENT_PRICES_FILE, read here only, before connecting: a bad file
+  // stops the worker in one line naming the variable and the entry.
+  const files = readWorkerFiles(env, process.env);
   const tracing = tracingConfig && (await startTracing(tracingConfig, 'durable-agent-worker'));
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
   const connection = await connectWorkerConnection(temporal);
@@ -43,7 +41,7 @@ async function main(): Promise<void> {
       register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
-    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, prices, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}), ...(tracing ? { tracing } : {}) });
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, ...files, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}), ...(tracing ? { tracing } : {}) });
     if (tracing) console.log(`worker: traces exported over OTLP/HTTP to ${new URL(tracing.config.endpoint).host} (${tracing.config.protocol})`);
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);

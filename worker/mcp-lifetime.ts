@@ -1,12 +1,5 @@
 import type { Worker } from '@temporalio/worker';
-import { McpConnections } from '../activities/mcp';
-import { loadMcpConfig } from './mcp-config';
-import type { WorkerEnv } from './config';
-
-/** The worker's MCP connections, from AGENT_MCP_CONFIG; a bad file throws a ConfigError naming the server and the field. */
-export function mcpConnectionsFor(env: Pick<WorkerEnv, 'AGENT_MCP_CONFIG'>): McpConnections {
-  return new McpConnections(loadMcpConfig(env.AGENT_MCP_CONFIG, process.env));
-}
+import type { McpConnections } from '../activities/mcp';
 
 /**
  * Stdio servers are child processes of the worker: they are stopped when the worker stops

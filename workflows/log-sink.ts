@@ -1,6 +1,5 @@
-import { proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
-import type { LlmSettings } from '../contracts/llm-call';
-import type { SessionEvent } from '../contracts/session-log';
+import { proxySinks, workflowInfo } from '@temporalio/workflow';
+import type { SessionLogSinks } from '../contracts/session-log-sinks';
 
 /**
  * The session's log, mirrored into its worker's memory so that the LLM activity, which
@@ -13,20 +12,9 @@ import type { SessionEvent } from '../contracts/session-log';
  * to a Query (activities/llm/session-log-cache.ts). So it is not fed while replaying: a
  * replay worker has nothing to feed, and a cache that missed events heals on the next call.
  */
-export interface SessionLogSinks extends Sinks {
-  sessionLog: {
-    /** A run starts: its settings and the events it starts with (carried, forked, repaired). */
-    opened(settings: LlmSettings, events: readonly SessionEvent[]): void;
-    /** Events appended since the last call, in order. */
-    appended(events: readonly SessionEvent[]): void;
-    /** The run has ended or continued as new: nothing will read its copy again. */
-    closed(): void;
-  };
-}
-
 const { sessionLog } = proxySinks<SessionLogSinks>();
 
-/** The sink, silent during replay. */
+/** The sink (contracts/session-log-sinks.ts), silent during replay. */
 export const logMirror: SessionLogSinks['sessionLog'] = {
   opened(settings, events) {
     if (live()) sessionLog.opened(settings, events);

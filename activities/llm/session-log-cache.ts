@@ -2,7 +2,7 @@ import type { InjectedSinks } from '@temporalio/worker';
 import type { LlmSettings } from '../../contracts/llm-call';
 import { EMPTY_LOG_DIGEST, extendDigestWithJson } from '../../contracts/log-digest';
 import { readLogPages } from '../../contracts/log-pages';
-import type { SessionLogSinks } from '../../workflows/log-sink';
+import type { SessionLogSinks } from '../../contracts/session-log-sinks';
 import type { SessionEvent } from '../../contracts/session-log';
 
 export interface RunRef {

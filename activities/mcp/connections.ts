@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { McpConfig, McpServerConfig } from '../../worker/mcp-config';
+import type { McpConfig, McpServerConfig } from '../../config/mcp-config';
 import { mcpFailure, unknownServer } from './mcp-failure';
 
 /** What a server said last on stderr, or what could not be read on its stdout: the clue a failure line carries. */

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_ERROR_TYPES } from '../../contracts/errors';
 import { mcpToolName, type ListMcpToolsRequest, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
-import type { McpServerConfig } from '../../worker/mcp-config';
+import type { McpServerConfig } from '../../config/mcp-config';
 import type { Connection, McpConnections } from './connections';
 import { describeServer, mcpFailure } from './mcp-failure';
 

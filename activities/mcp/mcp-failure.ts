@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_ERROR_TYPES } from '../../contracts/errors';
-import type { McpServerConfig } from '../../worker/mcp-config';
+import type { McpServerConfig } from '../../config/mcp-config';
 import { redactSecrets } from '../llm/llm-error';
 
 /**

@@ -6,7 +6,7 @@ import { splitList, type ClientEnv } from '../config';
 import { ConfigError } from '../../config/config-error';
 import { dim } from '../output';
 import { connectClient, type SessionHandle } from '../sessions';
-import { flushClientTracing } from '../../worker/tracing-client';
+import { flushClientTracing } from '../../tracing/tracing-client';
 
 /** One `npm run client -- <name>` command. */
 export interface Command {

@@ -16,7 +16,7 @@ import { ConfigError, readAllSettings } from '../../config/config-error';
 import { loadConnectionConfig } from '../../connection/connection-config';
 import { encryptionKeyFromEnv } from '../../encryption/encryption-key';
 import { parseWorkerEnv } from '../../worker/config';
-import { tracingConfigFromEnv } from '../../worker/tracing-config';
+import { tracingConfigFromEnv } from '../../tracing/tracing-config';
 import { runEntry } from '../support/cli';
 import { assertProperty } from '../support/fuzz';
 

@@ -6,6 +6,7 @@ import { createLlmActivities } from '../../activities/llm/activity';
 import { workflowBundle } from '../../harness/local-agent';
 import { startScriptedLlm, type ScriptedLlm } from '../../harness/scripted-llm/server';
 import { parseWorkerEnv, type WorkerEnv } from '../../worker/config';
+import { readWorkerFiles } from '../../worker/config-files';
 import { createAgentWorker, logCacheFor } from '../../worker/create-worker';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { AGENT_SEARCH_ATTRIBUTES } from '../../contracts/search-attributes';
@@ -75,6 +76,7 @@ export async function startTimeSkippingAgent(options: { random: () => number }):
       namespace,
       env: workerEnv,
       dispatcher,
+      ...readWorkerFiles(workerEnv, process.env),
       logCache,
       workflowBundle: bundle,
       activityOverrides: { callLlm },

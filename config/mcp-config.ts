@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { McpServerNameSchema } from '../contracts/tools/mcp-tools';
-import { ConfigError } from '../config/config-error';
+import { ConfigError } from './config-error';
 
 /**
  * The MCP servers of `AGENT_MCP_CONFIG`: a JSON file shaped like the `mcpServers` object
- * of Claude Desktop, Cursor and VS Code, so an existing file works as it is. Read by the
- * worker only: `env` and `headers` may hold secrets (as `${VAR}` references to the
- * worker's environment), and nothing of them goes into a workflow, an activity's input
- * or output, or a log line.
+ * of Claude Desktop, Cursor and VS Code, so an existing file works as it is. Its
+ * settings are the worker's: `env` and `headers` may hold secrets (as `${VAR}` references
+ * to the worker's environment), and nothing of them goes into a workflow, an activity's
+ * input or output, or a log line. The client reads the servers' names only, for `--mcp`'s
+ * default. Each process reads the file once, in its main, and hands on what it read.
  */
 
 const DEFAULT_TIMEOUT_MS = 60_000;

@@ -14,7 +14,7 @@ export interface TracingConfig {
   /** `AGENT_TRACE_CONTENT=true`: prompts and tool arguments go into spans too. */
   content: boolean;
   /**
-   * Failed spans carry the failure's type, never its message (worker/tracing-redaction.ts):
+   * Failed spans carry the failure's type, never its message (tracing/tracing-redaction.ts):
    * set when payloads are encrypted and content is not traced, since a message may quote
    * the conversation that history keeps encrypted.
    */

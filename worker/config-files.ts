@@ -1,0 +1,22 @@
+import { loadPriceTable, type PriceTable } from '../activities/llm/price-table';
+import { loadMcpConfig, type McpConfig } from '../config/mcp-config';
+import type { WorkerEnv } from './config';
+
+/** What the worker takes from the files its environment names. */
+export interface WorkerFiles {
+  /** The MCP servers of AGENT_MCP_CONFIG; none without it. */
+  mcp: McpConfig;
+  /** The built-in prices with AGENT_PRICES_FILE's entries over them. */
+  prices: PriceTable;
+}
+
+/**
+ * Reads AGENT_MCP_CONFIG and AGENT_PRICES_FILE, each once, in the process's main before it
+ * connects, and the worker is given what was read: a bad file stops the process in one
+ * line before anything else happens, a file changed while the worker runs changes
+ * nothing until it restarts, and a file that can be read only once (a pipe, as a shell's
+ * `<(…)` gives) works. `variables` answers the MCP file's `${VAR}` references.
+ */
+export function readWorkerFiles(env: Pick<WorkerEnv, 'AGENT_MCP_CONFIG' | 'AGENT_PRICES_FILE'>, variables: Record<string, string | undefined>): WorkerFiles {
+  return { mcp: loadMcpConfig(env.AGENT_MCP_CONFIG, variables), prices: loadPriceTable(env.AGENT_PRICES_FILE) };
+}
