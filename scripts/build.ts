@@ -15,22 +15,30 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { isFresh, STAMP } from '../bin/launch.js';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 
-export const DIST_DIR = path.dirname(STAMP);
+export const DIST_DIR = path.join(PROJECT_ROOT, 'dist');
 const CONFIG = path.join(PROJECT_ROOT, 'tsconfig.build.json');
+
+/**
+ * The launcher's stamp and freshness check, loaded when first needed: `npm run build` runs
+ * this file through bin/launch.js, and a static import of the launcher would wait for the
+ * launcher's own top-level await, which waits for this file (Node exits 13, nothing built).
+ */
+const launcher = () => import('../bin/launch.js');
 
 /** Builds unless `dist/` is already up to date with the sources. */
 export async function ensureBuilt(): Promise<void> {
+  const { isFresh } = await launcher();
   if (!isFresh()) await build();
 }
 
 export async function build(): Promise<void> {
+  const { STAMP } = await launcher();
   const outDir = `${DIST_DIR}.tmp-${process.pid}-${Date.now()}`;
   try {
     const program = createProgram(outDir);
-    const emitted = program.emit(undefined, undefined, undefined, false, { after: [addJsExtensions] });
+    const emitted = program.emit(undefined, undefined, undefined, false, { after: [addJsExtensions], afterDeclarations: [inDeclarations(addJsExtensions)] });
     const diagnostics = [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
     if (diagnostics.length > 0) {
       const host = { getCanonicalFileName: (f: string) => f, getCurrentDirectory: () => PROJECT_ROOT, getNewLine: () => '\n' };
@@ -67,7 +75,7 @@ async function writeCommandManifest(outDir: string): Promise<void> {
 /**
  * `./config` → `./config.js`, `./tools` → `./tools/index.js`, and a deep import into a
  * package without an exports map (`@temporalio/common/lib/proto-utils`) → its `.js` file,
- * in imports, re-exports and `import()`.
+ * in imports, re-exports, `import()` and the declarations' `import("…")` types.
  */
 const addJsExtensions: ts.TransformerFactory<ts.SourceFile> = (context) => (sourceFile) => {
   const dir = path.dirname(sourceFile.fileName);
@@ -85,6 +93,10 @@ const addJsExtensions: ts.TransformerFactory<ts.SourceFile> = (context) => (sour
       const specifier = rewrite(node.moduleSpecifier);
       if (specifier) return context.factory.updateExportDeclaration(node, node.modifiers, node.isTypeOnly, node.exportClause, specifier, node.attributes);
     }
+    if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
+      const specifier = rewrite(node.argument.literal);
+      if (specifier) return context.factory.updateImportTypeNode(node, context.factory.createLiteralTypeNode(specifier), node.attributes, node.qualifier, node.typeArguments, node.isTypeOf);
+    }
     if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const specifier = rewrite(node.arguments[0]);
       if (specifier) return context.factory.updateCallExpression(node, node.expression, node.typeArguments, [specifier]);
@@ -93,6 +105,17 @@ const addJsExtensions: ts.TransformerFactory<ts.SourceFile> = (context) => (sour
   };
   return ts.visitNode(sourceFile, visit) as ts.SourceFile;
 };
+
+/**
+ * The same rewrite for the `.d.ts` files: a package's types are read with Node's rules too
+ * (moduleResolution node16 or bundler), and under node16 `./config` resolves to nothing.
+ */
+function inDeclarations(transformer: ts.TransformerFactory<ts.SourceFile>): ts.TransformerFactory<ts.SourceFile | ts.Bundle> {
+  return (context) => {
+    const transform = transformer(context);
+    return (node) => (ts.isSourceFile(node) ? transform(node) : node);
+  };
+}
 
 function withExtension(dir: string, specifier: string): string {
   const target = path.resolve(dir, specifier);

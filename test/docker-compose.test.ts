@@ -3,7 +3,7 @@
  * what a user with Docker gets, read from the file itself.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,11 +12,13 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { parseReplies } from '../harness/scripted-llm/script';
 import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { ensureBuilt } from '../scripts/build';
 import { startHarness } from './support/agent-harness';
+import { dockerStage, instructionsOf, readDockerfile } from './support/dockerfile';
 
 interface Service {
   image?: string;
-  build?: { context: string; args?: Record<string, string> };
+  build?: { context: string; target?: string; args?: Record<string, string> };
   command?: string | string[];
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
@@ -30,6 +32,8 @@ const read = (file: string): string => readFileSync(path.join(PROJECT_ROOT, file
 // `merge: true`: the Node services share their build and environment through a YAML merge key.
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; configs: Record<string, { content?: string }> };
 const services = compose.services;
+const stages = readDockerfile();
+const runtimeStage = dockerStage(stages);
 const dotEnv = Object.fromEntries(
   read('.env')
     .split('\n')
@@ -77,10 +81,12 @@ describe('docker-compose.yml', () => {
     expect(service('temporal-ui').image).toBe('temporalio/ui:${TEMPORAL_UI_VERSION}');
   });
 
-  it('builds the Node services from the Dockerfile on the Node version pinned in .env', () => {
-    for (const name of ['worker', 'scripted-llm', 'demo']) {
-      expect(service(name).build, name).toEqual({ context: '.', args: { NODE_VERSION: '${NODE_VERSION}' } });
-    }
+  it("builds the worker and the demo client from the Dockerfile's runtime stage, the scripted LLM from its dev stage, on the Node version pinned in .env", () => {
+    const build = (target: string) => ({ context: '.', target, args: { NODE_VERSION: '${NODE_VERSION}' } });
+    expect(service('worker').build).toEqual(build(runtimeStage.name));
+    expect(service('demo').build).toEqual(build(runtimeStage.name));
+    expect(service('scripted-llm').build).toEqual(build('dev'));
+    expect(stages.map((s) => s.name)).toEqual(['dev', 'runtime']);
     expect(dotEnv.NODE_VERSION).toMatch(/^20\.\d+\.\d+$/);
   });
 
@@ -146,7 +152,7 @@ describe('docker-compose.yml', () => {
       expect(env[variable], variable).toMatch(new RegExp(`^\\$\\{${variable}:-http://scripted-llm:8787(/v1)?\\}$`));
     }
     expect(commandText(service('scripted-llm'))).toBe('node bin/launch.js harness/scripted-llm/main.ts --host 0.0.0.0');
-    expect(commandText(service('worker'))).toBe('npm run worker');
+    expect(service('worker').command).toEqual(instructionsOf(runtimeStage, 'CMD')[0]?.exec);
   });
 
   it('runs the demo session only under the "demo" profile', () => {
@@ -163,7 +169,7 @@ describe('docker-compose.yml', () => {
     expect(TEMPORAL_UI_URL).toBe('http://localhost:8080');
     expect(DEMO_SCRIPT_URL).toBe(`http://scripted-llm:8787/_scripted/${DEMO_MODEL}`);
     expect(DEMO_PROMPT).toBe('What is (17 + 25) * 2? Use the calculator.');
-    expect(commandText(service('demo'))).toMatch(/exec npm run client -- run --prompt "\$\$DEMO_PROMPT" --model "anthropic:\$\$DEMO_MODEL"\n$/);
+    expect(commandText(service('demo'))).toMatch(/exec node dist\/client\/main\.js run --prompt "\$\$DEMO_PROMPT" --model "anthropic:\$\$DEMO_MODEL"\n$/);
   });
 
   it("scripts the demo with replies the scripted LLM accepts: npm start's overloaded reply, calculator call and answer", () => {
@@ -174,6 +180,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('plays the demo end to end when its own command runs against a worker and the scripted LLM (without Docker)', async () => {
+    // The command runs the compiled client, as the runtime image holds it.
+    await ensureBuilt();
     const h = await startHarness();
     const dir = await mkdtemp(path.join(tmpdir(), 'compose-demo-'));
     try {
@@ -200,8 +208,8 @@ describe('docker-compose.yml', () => {
       await h.close();
       await rm(dir, { recursive: true, force: true });
     }
-    // Above the demo command's own 120 s limit.
-  }, 180_000);
+    // Above a build and the demo command's own 120 s limit.
+  }, 300_000);
 });
 
 /** A command as a child process, in the project folder; npm must be on PATH, as it is wherever the tests run. */
@@ -213,18 +221,45 @@ function runCommand(command: string, args: string[], env: Record<string, string>
   });
 }
 
+// What a stage's instructions say, one kind at a time: `COPY` → ['package.json package-lock.json ./', …].
+const texts = (stage: string, keyword: string): string[] => instructionsOf(dockerStage(stages, stage), keyword).map((i) => i.text);
+
 describe('Dockerfile', () => {
-  it('exists and builds a worker image from node:<NODE_VERSION>-slim with npm ci', () => {
-    expect(existsSync(path.join(PROJECT_ROOT, 'Dockerfile'))).toBe(true);
-    const dockerfile = read('Dockerfile');
-    expect(dockerfile).toMatch(/^ARG NODE_VERSION=\S+$/m);
-    expect(dockerfile).toMatch(/^FROM node:\$\{NODE_VERSION\}-slim$/m);
-    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
-    expect(dockerfile).toMatch(/^CMD \["npm", "run", "worker"\]$/m);
+  it('builds both stages from node:<NODE_VERSION>-slim', () => {
+    expect(read('Dockerfile')).toMatch(/^ARG NODE_VERSION=\S+$/m);
+    for (const stage of stages) expect(stage.from, stage.name).toBe('node:${NODE_VERSION}-slim');
   });
 
-  it('keeps host-only folders out of the build context', () => {
+  it('compiles in the dev stage: every dependency from the lockfile, then npm run build over the whole context', () => {
+    expect(texts('dev', 'RUN')).toEqual(['npm ci --no-audit --no-fund', 'npm run build']);
+    expect(texts('dev', 'COPY')).toEqual(['package.json package-lock.json ./', '. .']);
+    // The lockfile's install before the sources arrive, so a source change reuses its layer.
+    expect(dockerStage(stages, 'dev').instructions.map((i) => i.keyword)).toEqual(['WORKDIR', 'COPY', 'RUN', 'COPY', 'RUN', 'USER']);
+  });
+
+  it('copies into the runtime stage, the default target, the package files, bin/ and the compiled dist/ only', () => {
+    expect(runtimeStage.name).toBe('runtime');
+    const copies = instructionsOf(runtimeStage, 'COPY').map((i) => `${i.flags.from ?? 'context'}: ${i.text}`);
+    expect(copies).toEqual(['context: package.json package-lock.json ./', 'context: bin ./bin', 'dev: /app/dist ./dist']);
+  });
+
+  it('installs production dependencies only in the runtime stage, from the lockfile', () => {
+    expect(texts('runtime', 'RUN').filter((text) => text.startsWith('npm '))).toEqual(['npm ci --omit=dev --no-audit --no-fund']);
+  });
+
+  it('runs the compiled worker under plain node, as the node user that owns the working folder', () => {
+    const [cmd, ...more] = instructionsOf(runtimeStage, 'CMD');
+    expect(more).toEqual([]);
+    expect(cmd?.exec).toEqual(['node', 'dist/worker/main.js']);
+    expect(instructionsOf(runtimeStage, 'ENTRYPOINT')).toEqual([]);
+    expect(texts('runtime', 'USER').at(-1)).toBe('node');
+    // The worker makes its default workspace (.data/workspace) under the working folder.
+    expect(texts('runtime', 'WORKDIR')).toEqual(['/app']);
+    expect(texts('runtime', 'RUN')).toContain('chown node:node /app');
+  });
+
+  it('keeps host-only folders and a host build out of the build context', () => {
     const ignored = read('.dockerignore').split('\n');
-    for (const entry of ['node_modules', '.temporal', '.data', '.env']) expect(ignored).toContain(entry);
+    for (const entry of ['node_modules', 'dist', '.temporal', '.data', '.env']) expect(ignored).toContain(entry);
   });
 });
