@@ -16,7 +16,7 @@ const GROUPS: Record<string, Record<string, string>> = { WORKFLOW_ERROR_TYPES, M
  * here fails the test; so does an entry here that no longer matches any site.
  */
 const PASS_THROUGH: Record<string, string> = {
-  'activities/llm/activity.ts: error.type': 'an LlmError, whose type is an LlmErrorType',
+  'activities/llm/activity-failure.ts: error.type': 'an LlmError, whose type is an LlmErrorType',
   'workflows/failure.ts: inner.type': "the activity failure's cause, summarized by the same function",
   'workflows/failure.ts: type': 'checked with isFailureType, or read from TIMEOUT_ERROR_TYPES',
   'workflows/tools/mcp-session.ts: type': 'the result of summarizeFailure',
@@ -127,7 +127,7 @@ describe('the failure catalogue', () => {
     expect(outside).toEqual([]);
     expect([...passedThrough].sort()).toEqual(Object.keys(PASS_THROUGH).sort());
     // The scan found the raising code at all: the LLM, tool and MCP activities and the session.
-    for (const file of ['activities/llm/activity.ts', 'activities/tools/tool-activities.ts', 'activities/mcp/mcp-failure.ts', 'workflows/session.ts', 'workflows/repair.ts']) {
+    for (const file of ['activities/llm/activity-failure.ts', 'activities/tools/tool-activities.ts', 'activities/mcp/mcp-failure.ts', 'workflows/session.ts', 'workflows/repair.ts']) {
       expect(sites.some((s) => s.file === file), file).toBe(true);
     }
   });

@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
-import { WORKFLOW_ERROR_TYPES, type LlmErrorType, type LlmFailureDetails } from '../../contracts/errors';
+import { WORKFLOW_ERROR_TYPES } from '../../contracts/errors';
 import { logQuery } from '../../contracts/api';
 import { conversationOf } from '../../contracts/conversation';
 import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../contracts/llm-call';
@@ -8,12 +8,12 @@ import type { AssistantMessage } from '../../contracts/messages';
 import { parseModelRef, type ProviderId } from '../../contracts/model-ref';
 import type { SessionRetryPolicy } from '../../contracts/retry-policy';
 import { withMcpToolSpecs } from '../../contracts/tools/mcp-tools';
-import { isAbortError } from './abort-error';
-import { admitAfterLostAttempt, decideRetry } from './backoff';
+import { LostAttemptError, toActivityFailure } from './activity-failure';
+import { admitAfterLostAttempt, decideRetry, type RetryDecision } from './backoff';
 import { compactionAnswer, compactionMessages } from './compaction-request';
 import { LlmError, redactSecrets } from './llm-error';
 import { LlmAttemptSpan } from './llm-spans';
-import { PROVIDER_STREAMS } from './providers';
+import { PROVIDER_STREAMS, type StreamProgress } from './providers';
 import { BUILTIN_PRICE_TABLE, costOf, type PriceTable } from './price-table';
 import type { SessionLogCache } from './session-log-cache';
 
@@ -65,7 +65,6 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const { attempt } = ctx.info;
       const { provider, model } = parseModelRef(input.model);
       const span = new LlmAttemptSpan(input.model, attempt, deps.traceContent === true);
-      const endpoint = deps.providers[provider];
       const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
       const now = serverClock(ctx, prior);
       const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, ...(input.purpose === 'compact' ? { purpose: 'compact' } : {}) };
@@ -76,92 +75,104 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       // `watch` would show the failed attempt's stream as this one's.
       if (attempt > 1) heartbeat();
       const ticker = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 2_000);
+
+      /**
+       * The ladder's word on a provider error; none for a cancel or any other failure. The
+       * last heartbeat before a failure is kept for the next attempt: that is how the
+       * budget's start survives between attempts.
+       */
+      async function retryDecision(error: unknown): Promise<RetryDecision | undefined> {
+        if (ctx.cancellationSignal.aborted || !LlmError.is(error)) return undefined;
+        span.failed(error.type, redact(error.message), error.retryAfterMs);
+        const failedAt = now();
+        beat.firstFailureAt ??= failedAt;
+        beat.failedAttempt = attempt;
+        heartbeat();
+        const policy = await livePolicy(ctx, input);
+        // A cancel that arrived during the Query books no retry (and leaves as a cancel).
+        if (ctx.cancellationSignal.aborted) return undefined;
+        const decision = decideRetry({ error, policy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
+        if (decision.retry) {
+          beat.retryAt = failedAt + decision.delayMs;
+          heartbeat();
+        }
+        return decision;
+      }
+
       try {
         const run = ctx.info.workflowExecution;
         // A standalone activity execution has no session to read the conversation from.
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
         if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now(), random);
-        const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
-        const { settings, events: read, matched } = await deps.logCache.read(run, input.toolsUptoSeq ?? input.uptoSeq, input.logDigest, {
-          settings: () => session.query(llmSettingsQuery),
-          page: (fromSeq) => session.query(logQuery, { fromSeq }),
-        });
-        if (!matched) {
-          ctx.log.warn("the session's log differs from the one this LLM call was scheduled with (its code now writes some event differently); sending the session's current log", {
-            uptoSeq: input.uptoSeq,
-            logDigest: input.logDigest,
-          });
-        }
-        // A compaction reads the run's whole log for its MCP tools, its conversation only to the cut.
-        const events = input.toolsUptoSeq === undefined ? read : read.filter((e) => e.seq < input.uptoSeq);
-        const conversation = conversationOf(events, provider, {
-          currentTurn: input.turn,
-          ...(input.clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter: input.clearToolResultsAfter }),
-        });
-        const compacting = input.purpose === 'compact';
-        const messages = compacting ? compactionMessages(conversation) : conversation;
-        span.sending(messages);
-        // The MCP tools are those recorded in the log this call was scheduled with.
-        const message = await PROVIDER_STREAMS[provider]({ ...settings, tools: withMcpToolSpecs(settings.tools, read), messages, model }, {
+        const request = await readConversation(ctx, run, input, provider, deps.logCache);
+        span.sending(request.messages);
+        const message = await PROVIDER_STREAMS[provider]({ ...request, model }, {
           dispatcher: deps.dispatcher,
-          baseUrl: endpoint.baseUrl,
-          apiKey: endpoint.apiKey,
+          baseUrl: deps.providers[provider].baseUrl,
+          apiKey: deps.providers[provider].apiKey,
           signal: ctx.cancellationSignal,
           idleTimeoutMs: deps.streamIdleTimeoutMs,
-          onProgress: (p) => {
-            beat.bytes = p.bytes;
-            beat.toolCalls = p.toolCalls;
-            beat.textChars = p.text.length;
-            beat.textTail = p.text.slice(-TEXT_TAIL_CHARS);
-            beat.thinkingChars = p.thinking.length;
-            beat.thinkingTail = p.thinking.slice(-TEXT_TAIL_CHARS);
-          },
+          onProgress: (p) => recordProgress(beat, p),
         });
-        const answer = compacting ? compactionAnswer(message, provider) : message;
-        // Priced here, where the worker's table is: the workflow records what the call cost.
-        const priced = { ...answer, costUsd: costOf(deps.prices ?? BUILTIN_PRICE_TABLE, input.model, answer.usage) };
-        span.answered(priced);
-        return priced;
+        const answer = priced(input, provider, message, deps.prices ?? BUILTIN_PRICE_TABLE);
+        span.answered(answer);
+        return answer;
       } catch (error) {
-        // Cancellation first: an aborted request surfaces as some error, and none of them
-        // may be reported, or retried, as a network failure.
-        if (ctx.cancellationSignal.aborted || isAbortError(error)) throw new CancelledFailure('the LLM call was cancelled');
-        if (!LlmError.is(error)) throw unclassified(error, provider, redact);
-        const message = redact(error.message);
-        span.failed(error.type, message, error.retryAfterMs);
-        const failedAt = now();
-        beat.firstFailureAt ??= failedAt;
-        beat.failedAttempt = attempt;
-        // The last heartbeat before a failure is kept for the next attempt: that is how
-        // the budget's start survives between attempts.
-        heartbeat();
-        const policy = await livePolicy(ctx, input);
-        // The Query is an await: a cancel that arrived meanwhile is still a cancel, never a
-        // provider failure to retry or to record as the turn's failure.
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the LLM call was cancelled');
-        const decision = decideRetry({ error, policy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
-        const details: LlmFailureDetails = {
-          provider,
-          ...(error.status === undefined ? {} : { status: error.status }),
-          ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-          ...(decision.retry ? {} : { stopReason: decision.reason }),
-        };
-        if (decision.retry) {
-          beat.retryAt = failedAt + decision.delayMs;
-          heartbeat();
-          throw ApplicationFailure.create({ type: error.type, message, details: [details], nextRetryDelay: decision.delayMs });
-        }
-        throw ApplicationFailure.create({
-          type: error.type,
-          message: decision.reason === 'not_retryable' ? message : `${message} (not retried: ${decision.reason})`,
-          details: [details],
-          nonRetryable: true,
-        });
+        const decision = await retryDecision(error);
+        // Read after the Query the decision awaits: a cancel that arrived meanwhile is still
+        // a cancel, never a provider failure to retry or to record as the turn's failure.
+        throw toActivityFailure(error, decision, { provider, redact, cancelled: ctx.cancellationSignal.aborted });
       } finally {
         clearInterval(ticker);
       }
     },
   };
+}
+
+/**
+ * The conversation this call sends, read from the session's log (the worker's copy when
+ * it is the one the call was scheduled with), and the tools it offers.
+ */
+async function readConversation(ctx: Context, run: NonNullable<Context['info']['workflowExecution']>, input: LlmCallInput, provider: ProviderId, logCache: SessionLogCache) {
+  const session = ctx.client.workflow.getHandle(run.workflowId, run.runId);
+  const { settings, events: read, matched } = await logCache.read(run, input.toolsUptoSeq ?? input.uptoSeq, input.logDigest, {
+    settings: () => session.query(llmSettingsQuery),
+    page: (fromSeq) => session.query(logQuery, { fromSeq }),
+  });
+  if (!matched) {
+    ctx.log.warn("the session's log differs from the one this LLM call was scheduled with (its code now writes some event differently); sending the session's current log", {
+      uptoSeq: input.uptoSeq,
+      logDigest: input.logDigest,
+    });
+  }
+  // A compaction reads the run's whole log for its MCP tools, its conversation only to the cut.
+  const events = input.toolsUptoSeq === undefined ? read : read.filter((e) => e.seq < input.uptoSeq);
+  const conversation = conversationOf(events, provider, {
+    currentTurn: input.turn,
+    ...(input.clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter: input.clearToolResultsAfter }),
+  });
+  return {
+    ...settings,
+    // The MCP tools are those recorded in the log this call was scheduled with.
+    tools: withMcpToolSpecs(settings.tools, read),
+    messages: input.purpose === 'compact' ? compactionMessages(conversation) : conversation,
+  };
+}
+
+/** The stream's progress, for the next heartbeat and `watch`. */
+function recordProgress(beat: LlmBookkeeping, p: StreamProgress): void {
+  beat.bytes = p.bytes;
+  beat.toolCalls = p.toolCalls;
+  beat.textChars = p.text.length;
+  beat.textTail = p.text.slice(-TEXT_TAIL_CHARS);
+  beat.thinkingChars = p.thinking.length;
+  beat.thinkingTail = p.thinking.slice(-TEXT_TAIL_CHARS);
+}
+
+/** Priced here, where the worker's table is: the workflow records what the call cost. */
+function priced(input: LlmCallInput, provider: ProviderId, message: AssistantMessage, prices: PriceTable): AssistantMessage {
+  const answer = input.purpose === 'compact' ? compactionAnswer(message, provider) : message;
+  return { ...answer, costUsd: costOf(prices, input.model, answer.usage) };
 }
 
 /**
@@ -211,42 +222,7 @@ async function admitRetryOfLostAttempt(ctx: Context, input: LlmCallInput, beat: 
     if (admission.waitMs > 0) await ctx.sleep(admission.waitMs);
     return;
   }
-  const details: LlmFailureDetails = { provider: parseModelRef(input.model).provider, stopReason: admission.reason };
-  throw ApplicationFailure.create({
-    type: LOST_ATTEMPT_TYPE,
-    message: `attempt ${ctx.info.attempt - 1} was lost (its worker stopped, or it went silent past the heartbeat timeout) (not retried: ${admission.reason})`,
-    details: [details],
-    nonRetryable: true,
-  });
-}
-
-/** A lost attempt is a connection that went silent, from the ladder's point of view. */
-const LOST_ATTEMPT_TYPE: LlmErrorType = 'network_error';
-
-const UNCLASSIFIED_TYPE: LlmErrorType = 'unknown';
-
-/**
- * A failure that is not a classified provider error: a bug, a failed Query for the log.
- * Our own typed failures (and cancellation) pass as they are; anything else is `unknown`,
- * which is never retried: Temporal's fallback policy would retry it without jitter,
- * budget or the live policy.
- */
-function unclassified(error: unknown, provider: ProviderId, redact: (text: string) => string): unknown {
-  if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;
-  const message = redact(error instanceof Error ? error.message : String(error));
-  const details: LlmFailureDetails = { provider, stopReason: 'not_retryable' };
-  return ApplicationFailure.create({ type: UNCLASSIFIED_TYPE, message: `unexpected failure of the LLM call: ${message}`, details: [details], nonRetryable: true, cause: error instanceof Error ? redactedCause(error, redact) : undefined });
-}
-
-/** The cause goes to history with its message and stack: the error itself when neither carries a key, else a masked copy. */
-function redactedCause(error: Error, redact: (text: string) => string): Error {
-  const message = redact(error.message);
-  const stack = error.stack === undefined ? undefined : redact(error.stack);
-  if (message === error.message && stack === error.stack) return error;
-  const copy = new Error(message);
-  copy.name = error.name;
-  copy.stack = stack;
-  return copy;
+  throw new LostAttemptError(ctx.info.attempt - 1, admission.reason);
 }
 
 /**

@@ -312,3 +312,28 @@ describe('the streams the fuzzer found', () => {
     expect((outcome as { error: Error }).error.message).toContain('tool call');
   });
 });
+
+describe('a field of the wrong type', () => {
+  const anthropic = (...events: object[]) => frameAsApi(events.map((e) => JSON.stringify(e)), 'anthropic');
+  const openai = (...chunks: object[]) => frameAsApi(chunks.map((c) => JSON.stringify(c)), 'openai');
+  const gemini = (...chunks: object[]) => frameAsApi(chunks.map((c) => JSON.stringify(c)), 'google');
+
+  it.each([
+    [
+      'anthropic',
+      anthropic(
+        { type: 'message_start', message: { model: 'claude-x', usage: 'many' } },
+        { type: 'content_block_start', index: 'first', content_block: { type: 'text', text: 7 } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } },
+        { type: 'message_delta', delta: [], usage: { output_tokens: 'two', input_tokens: 3 } },
+        { type: 'message_stop' },
+      ),
+    ],
+    ['openai', openai({ model: 'gpt-x', usage: 'none', choices: [5, { index: 0, delta: { content: 'hi', refusal: 5, tool_calls: {} }, finish_reason: 'stop' }] })],
+    ['google', gemini({ modelVersion: 'gemini-x', usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 'one' }, candidates: [{ content: { parts: [5, { text: 'hi', thoughtSignature: 9 }] }, finishReason: 'STOP' }] })],
+  ] as const)('%s: reads as a field that is absent, and the rest of its chunk still counts', async (provider, body) => {
+    const outcome = await play(provider, body, []);
+    checkOutcome(outcome, body);
+    expect(outcome).toMatchObject({ message: { text: 'hi', stopReason: 'end_turn', responseModel: expect.stringMatching(/-x$/), usage: { inputTokens: provider === 'openai' ? 0 : 3 } } });
+  });
+});

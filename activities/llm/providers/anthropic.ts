@@ -1,8 +1,9 @@
-import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning, StopReason, ToolCall } from '../../../contracts/messages';
+import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
 import { forbidsToolCalls } from '../compaction-request';
-import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText, toolInputFromValue } from './assistant-message';
-import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, ownEntry, requireCompleteToolCalls, wireString } from './event-stream';
+import { anthropicEvent, AnthropicReply } from './anthropic-chunks';
+import { assistantMessage } from './assistant-message';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, requireCompleteToolCalls } from './event-stream';
 import { stableTools } from './stable-tools';
 import { mergeTurns, type Turn } from './turns';
 import type { ProviderStream } from './types';
@@ -104,135 +105,31 @@ function toAnthropicMessages(messages: Message[]) {
   return mergeTurns(turns, (b) => b.type === 'tool_result').map((t) => ({ role: t.role, content: t.blocks }));
 }
 
-const STOP_REASONS: Record<string, StopReason> = {
-  end_turn: 'end_turn',
-  tool_use: 'tool_use',
-  max_tokens: 'max_tokens',
-  stop_sequence: 'stop_sequence',
-  refusal: 'refusal',
-};
-
-interface ToolBlock {
-  id: string;
-  name: string;
-  json: string;
-  startInput: unknown;
-}
-
-/**
- * The token counts as last reported. `message_start` gives them all; `message_delta`
- * repeats some of them, cumulatively, and a count it carries replaces the earlier one
- * (newer API versions report the final input count there, which may differ).
- */
-interface RawUsage {
-  input_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-  output_tokens: number;
-  thinking_tokens: number;
-}
-
 export const streamAnthropic: ProviderStream = async (request, call) => {
   const url = joinUrl(call.baseUrl, '/v1/messages');
   const headers: Record<string, string> = { 'anthropic-version': API_VERSION };
   if (call.apiKey) headers['x-api-key'] = call.apiKey;
   const { endpoint, events, progress } = await openEventStream(PROVIDER, call, url, headers, anthropicRequestBody(request));
 
-  const tools = new Map<number, ToolBlock>();
-  const thinking = new Map<number, AnthropicThinkingBlock>();
-  const raw: RawUsage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0, thinking_tokens: 0 };
-  let stopReason: StopReason = 'end_turn';
-  let responseModel: string | undefined;
-  let stopped = false;
-
+  const reply = new AnthropicReply(progress);
   for await (const ev of events) {
-    const data = frameJson(PROVIDER, ev.data, endpoint);
-    if (!isPlainObject(data)) continue;
-    const index = typeof data.index === 'number' ? data.index : -1;
-    switch (data.type) {
-      case 'message_start':
-        // Sent twice by some gateways; the second one says the same.
-        readUsage(raw, isPlainObject(data.message) && isPlainObject(data.message.usage) ? data.message.usage : {});
-        responseModel = (isPlainObject(data.message) ? modelName(data.message.model) : undefined) ?? responseModel;
-        break;
-      case 'content_block_start': {
-        const block = isPlainObject(data.content_block) ? data.content_block : {};
-        if (block.type === 'tool_use') {
-          tools.set(index, { id: wireString(block.id), name: wireString(block.name), json: '', startInput: block.input });
-          progress.toolCallStarted();
-        } else if (block.type === 'text' && typeof block.text === 'string') {
-          progress.appendText(block.text);
-        } else if (block.type === 'thinking') {
-          const text = typeof block.thinking === 'string' ? block.thinking : '';
-          thinking.set(index, { type: 'thinking', thinking: text, signature: typeof block.signature === 'string' ? block.signature : '' });
-          progress.appendThinking(text);
-        } else if (block.type === 'redacted_thinking') {
-          thinking.set(index, { type: 'redacted_thinking', data: typeof block.data === 'string' ? block.data : '' });
-        }
-        break;
-      }
-      case 'content_block_delta': {
-        const delta = isPlainObject(data.delta) ? data.delta : {};
-        const block = thinking.get(index);
-        if (delta.type === 'text_delta' && typeof delta.text === 'string') {
-          progress.appendText(delta.text);
-        } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-          const tool = tools.get(index);
-          if (tool) tool.json += delta.partial_json;
-        } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && block?.type === 'thinking') {
-          block.thinking += delta.thinking;
-          progress.appendThinking(delta.thinking);
-        } else if (delta.type === 'signature_delta' && typeof delta.signature === 'string' && block?.type === 'thinking') {
-          block.signature += delta.signature;
-        }
-        break;
-      }
-      case 'message_delta': {
-        const delta = isPlainObject(data.delta) ? data.delta : {};
-        if (typeof delta.stop_reason === 'string') stopReason = ownEntry(STOP_REASONS, delta.stop_reason) ?? 'other';
-        readUsage(raw, isPlainObject(data.usage) ? data.usage : {});
-        break;
-      }
-      case 'message_stop':
-        stopped = true;
-        break;
-      case 'error':
-        throw classifyStreamError(PROVIDER, data, endpoint);
-      default:
-        // `ping`, `content_block_stop`, and event types added after this was written.
-        break;
-    }
+    const frame = frameJson(PROVIDER, ev.data, endpoint);
+    const event = anthropicEvent.parse(frame);
+    if (event?.type === 'error') throw classifyStreamError(PROVIDER, frame, endpoint);
+    if (event != null) reply.take(event);
     // Nothing useful follows `message_stop`; leaving now releases the connection.
-    if (stopped) break;
+    if (reply.stopped) break;
   }
-  if (!stopped) endedWithoutSentinel(PROVIDER, call, 'message_stop', endpoint);
+  if (!reply.stopped) endedWithoutSentinel(PROVIDER, call, 'message_stop', endpoint);
 
-  const toolCalls: ToolCall[] = [...tools.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, t]) => ({ id: t.id, name: t.name, ...(t.json.trim() !== '' ? toolInputFromText(t.json) : toolInputFromValue(t.startInput)) }));
+  const { toolCalls, thinkingBlocks } = reply;
   requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
-  const thinkingBlocks = [...thinking.entries()].sort(([a], [b]) => a - b).map(([, b]) => b);
   return assistantMessage({
     text: progress.text,
     toolCalls,
-    stopReason,
-    usage: {
-      // Anthropic counts cache reads and writes beside `input_tokens`; the total is all of them.
-      inputTokens: raw.input_tokens + raw.cache_creation_input_tokens + raw.cache_read_input_tokens,
-      outputTokens: raw.output_tokens,
-      cacheReadTokens: raw.cache_read_input_tokens,
-      cacheWriteTokens: raw.cache_creation_input_tokens,
-      reasoningTokens: raw.thinking_tokens,
-    },
-    responseModel,
+    stopReason: reply.stopReason,
+    usage: reply.usage,
+    responseModel: reply.responseModel,
     ...(thinkingBlocks.length > 0 ? { providerData: { provider: PROVIDER, thinking: thinkingBlocks } } : {}),
   });
 };
-
-function readUsage(raw: RawUsage, u: Record<string, unknown>): void {
-  for (const key of ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens'] as const) {
-    if (u[key] !== undefined && u[key] !== null) raw[key] = tokenCount(u[key]);
-  }
-  const details = isPlainObject(u.output_tokens_details) ? u.output_tokens_details : {};
-  if (details.thinking_tokens !== undefined && details.thinking_tokens !== null) raw.thinking_tokens = tokenCount(details.thinking_tokens);
-}

@@ -59,11 +59,6 @@ export function assistantMessage(parts: {
   };
 }
 
-/** A model name as a stream sends it; anything but a non-empty string is no name. */
-export function modelName(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
 /** Token counts as the wire sends them: absent, null, or (from some proxies) a float. */
 export function tokenCount(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.min(Math.round(v), MAX_TOKEN_COUNT) : 0;

@@ -73,11 +73,6 @@ export function ownEntry<T>(table: Readonly<Record<string, T>>, key: string): T 
   return Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
-/** A wire field that must be a string; anything else is none. (`String()` of `{"toString": 1}` throws.) */
-export function wireString(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
 /**
  * A tool call the stream left without a name or an id can be neither run nor answered,
  * and the message schema refuses it: a session that recorded one could not continue as

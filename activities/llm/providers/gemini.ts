@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../contracts/messages';
+import type { LlmRequest, Message, Reasoning } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
 import { forbidsToolCalls } from '../compaction-request';
 import { LlmError } from '../llm-error';
-import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromValue } from './assistant-message';
-import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, ownEntry, requireCompleteToolCalls, wireString } from './event-stream';
-import { GeminiPartRecorder, modelParts, type GeminiPart } from './gemini-parts';
+import { assistantMessage } from './assistant-message';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, requireCompleteToolCalls } from './event-stream';
+import { geminiChunk, GeminiReply } from './gemini-chunks';
+import { modelParts, type GeminiPart } from './gemini-parts';
 import { stableTools } from './stable-tools';
 import { mergeTurns, type Turn } from './turns';
 import type { ProviderStream } from './types';
@@ -87,108 +87,35 @@ function toContents(messages: Message[]) {
   return mergeTurns(turns, (p) => 'functionResponse' in p).map((t) => ({ role: t.role, parts: t.blocks }));
 }
 
-
-const FINISH_REASONS: Record<string, StopReason> = {
-  STOP: 'end_turn',
-  MAX_TOKENS: 'max_tokens',
-};
-
-/**
- * Finish reasons that mean Google's filters stopped the answer, not the model. The turn
- * fails as `content_blocked`: the partial text is no answer, and the same request would
- * be stopped again.
- */
-const BLOCKING_FINISH_REASONS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
-
 export const streamGemini: ProviderStream = async (request, call) => {
   const headers: Record<string, string> = {};
   if (call.apiKey) headers['x-goog-api-key'] = call.apiKey;
   const { endpoint, events, progress } = await openEventStream(PROVIDER, call, geminiUrl(call.baseUrl, request.model), headers, geminiRequestBody(request));
 
-  /**
-   * Gemini gives function calls no id, and the workflow pairs results to calls by id
-   * across the WHOLE session, so `gemini_call_1` in every reply would collide on the
-   * second turn. A random tag per reply makes them unique; the counter keeps them
-   * ordered and readable within it. (A hash of the call would collide when the model
-   * repeats a call verbatim, which models do.) Nothing replays this: the activity's
-   * result is recorded in history, so the ids need not be reproducible.
-   */
-  const replyTag = randomBytes(6).toString('hex');
-  const toolCalls: ToolCall[] = [];
-  const parts = new GeminiPartRecorder();
-  const usage: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  let stopReason: StopReason = 'end_turn';
-  let responseModel: string | undefined;
-  let finished = false;
-
+  const reply = new GeminiReply(progress, endpoint);
   try {
     for await (const ev of events) {
-      const chunk = frameJson(PROVIDER, ev.data, endpoint);
-      if (!isPlainObject(chunk)) continue;
-      if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
-      if (isPlainObject(chunk.usageMetadata)) readUsage(usage, chunk.usageMetadata);
-      responseModel = modelName(chunk.modelVersion) ?? responseModel;
-      const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
-      // A blocked PROMPT gets no candidate at all, only `promptFeedback.blockReason`.
-      if (!isPlainObject(candidate)) {
-        if (isPlainObject(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === 'string') {
-          throw contentBlocked(`the prompt was blocked (${chunk.promptFeedback.blockReason})`, endpoint);
-        }
-        continue;
-      }
-      const candidateParts = isPlainObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
-      for (const part of candidateParts) {
-        if (!isPlainObject(part)) continue;
-        const signature = typeof part.thoughtSignature === 'string' && part.thoughtSignature !== '' ? part.thoughtSignature : undefined;
-        const text = typeof part.text === 'string' ? part.text : '';
-        if (isPlainObject(part.functionCall)) {
-          parts.call(toolCalls.length, signature);
-          toolCalls.push({
-            id: `gemini_${replyTag}_${toolCalls.length + 1}`,
-            name: wireString(part.functionCall.name),
-            ...toolInputFromValue(part.functionCall.args),
-          });
-          progress.toolCallStarted();
-        } else if (part.thought === true) {
-          // A thought summary: shown apart, never part of the answer.
-          parts.thought(text, signature);
-          progress.appendThinking(text);
-        } else {
-          parts.text(text, signature);
-          progress.appendText(text);
-        }
-      }
-      if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '') {
-        if (BLOCKING_FINISH_REASONS.has(candidate.finishReason)) throw contentBlocked(`the answer was stopped (${candidate.finishReason})`, endpoint);
-        finished = true;
-        stopReason = ownEntry(FINISH_REASONS, candidate.finishReason) ?? 'other';
-      }
+      const frame = frameJson(PROVIDER, ev.data, endpoint);
+      const chunk = geminiChunk.parse(frame);
+      if (chunk == null) continue;
+      if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, frame, endpoint);
+      reply.take(chunk);
     }
   } catch (err) {
     // As with OpenAI: after `finishReason` only the usage can still be missing. Keep the
     // answer rather than pay for a second, different one.
-    if (!(finished && LlmError.is(err) && err.type === 'network_error' && !call.signal.aborted)) throw err;
+    if (!(reply.finished && LlmError.is(err) && err.type === 'network_error' && !call.signal.aborted)) throw err;
   }
-  if (!finished) endedWithoutSentinel(PROVIDER, call, 'a candidate with finishReason', endpoint);
+  if (!reply.finished) endedWithoutSentinel(PROVIDER, call, 'a candidate with finishReason', endpoint);
+  const { toolCalls, parts } = reply;
   requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
 
-  return assistantMessage({ text: progress.text, toolCalls, stopReason, usage, responseModel, ...(parts.needed ? { providerData: { provider: PROVIDER, parts: parts.refs } } : {}) });
+  return assistantMessage({
+    text: progress.text,
+    toolCalls,
+    stopReason: reply.stopReason,
+    usage: reply.usage,
+    responseModel: reply.responseModel,
+    ...(parts.needed ? { providerData: { provider: PROVIDER, parts: parts.refs } } : {}),
+  });
 };
-
-function contentBlocked(detail: string, endpoint: string): LlmError {
-  return new LlmError({ type: 'content_blocked', provider: PROVIDER, endpoint, detail });
-}
-
-/**
- * `usageMetadata` is cumulative, and early chunks may carry it without counts; a count
- * replaces the earlier one only when present. The prompt count includes the cached part;
- * thinking is billed as output and counted against `maxOutputTokens`, but reported apart
- * from `candidatesTokenCount`, so it is added to the output here.
- */
-function readUsage(usage: Required<Usage>, meta: Record<string, unknown>): void {
-  const has = (key: string) => meta[key] !== undefined && meta[key] !== null;
-  if (has('promptTokenCount')) usage.inputTokens = tokenCount(meta.promptTokenCount);
-  if (has('cachedContentTokenCount')) usage.cacheReadTokens = tokenCount(meta.cachedContentTokenCount);
-  if (has('thoughtsTokenCount')) usage.reasoningTokens = tokenCount(meta.thoughtsTokenCount);
-  if (has('candidatesTokenCount') || has('thoughtsTokenCount')) usage.outputTokens = tokenCount(meta.candidatesTokenCount) + usage.reasoningTokens;
-}

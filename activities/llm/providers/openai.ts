@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import type { LlmRequest, Message, Reasoning, StopReason, ToolCall, Usage } from '../../../contracts/messages';
+import type { LlmRequest, Message, Reasoning } from '../../../contracts/messages';
 import { classifyStreamError } from '../classify';
 import { forbidsToolCalls } from '../compaction-request';
 import { LlmError } from '../llm-error';
-import { assistantMessage, isPlainObject, modelName, tokenCount, toolInputFromText } from './assistant-message';
-import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, ownEntry, requireCompleteToolCalls } from './event-stream';
+import { assistantMessage } from './assistant-message';
+import { endedWithoutSentinel, frameJson, joinUrl, openEventStream, requireCompleteToolCalls } from './event-stream';
+import { openAiChunk, OpenAiReply } from './openai-chunks';
 import { stableTools } from './stable-tools';
 import type { ProviderStream } from './types';
 
@@ -106,20 +106,6 @@ function toOpenAiMessages(request: LlmRequest) {
   return out;
 }
 
-const FINISH_REASONS: Record<string, StopReason> = {
-  stop: 'end_turn',
-  length: 'max_tokens',
-  tool_calls: 'tool_use',
-  function_call: 'tool_use',
-  content_filter: 'refusal',
-};
-
-interface ToolSlot {
-  id: string;
-  name: string;
-  args: string;
-}
-
 export const streamOpenAi: ProviderStream = async (request, call) => {
   const url = joinUrl(call.baseUrl, '/chat/completions');
   const headers: Record<string, string> = {};
@@ -127,12 +113,7 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
   if (call.apiKey) headers.authorization = `Bearer ${call.apiKey}`;
   const { endpoint, events, progress } = await openEventStream(PROVIDER, call, url, headers, openAiRequestBody(request, call.baseUrl));
 
-  const slots = new Map<string, ToolSlot>();
-  let usage: Required<Usage> = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  let stopReason: StopReason = 'end_turn';
-  let responseModel: string | undefined;
-  let refused = false;
-  let sawFinish = false;
+  const reply = new OpenAiReply(progress);
   let sawDone = false;
 
   try {
@@ -141,82 +122,23 @@ export const streamOpenAi: ProviderStream = async (request, call) => {
         sawDone = true;
         break;
       }
-      const chunk = frameJson(PROVIDER, ev.data, endpoint);
-      if (!isPlainObject(chunk)) continue;
-      if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, chunk, endpoint);
-      if (isPlainObject(chunk.usage)) usage = usageOf(chunk.usage);
-      // Every chunk names the model; some compatible servers leave it empty on a few.
-      responseModel = modelName(chunk.model) ?? responseModel;
-      const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => isPlainObject(c) && (c.index ?? 0) === 0) : undefined;
-      if (!isPlainObject(choice)) continue;
-      const delta = isPlainObject(choice.delta) ? choice.delta : {};
-      if (typeof delta.content === 'string') progress.appendText(delta.content);
-      // vLLM, DeepSeek and Ollama stream a reasoning model's thinking beside the content.
-      if (typeof delta.reasoning_content === 'string') progress.appendThinking(delta.reasoning_content);
-      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
-        refused = true;
-        progress.appendText(delta.refusal);
-      }
-      if (Array.isArray(delta.tool_calls)) {
-        delta.tool_calls.forEach((tc, position) => {
-          if (isPlainObject(tc)) addToolCallPiece(slots, tc, position, () => progress.toolCallStarted());
-        });
-      }
-      if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
-        sawFinish = true;
-        stopReason = ownEntry(FINISH_REASONS, choice.finish_reason) ?? 'other';
-      }
+      const frame = frameJson(PROVIDER, ev.data, endpoint);
+      const chunk = openAiChunk.parse(frame);
+      if (chunk == null) continue;
+      if (chunk.error !== undefined && chunk.error !== null) throw classifyStreamError(PROVIDER, frame, endpoint);
+      reply.take(chunk);
     }
   } catch (err) {
     // After `finish_reason` the answer is whole and only the usage chunk and `[DONE]` are
     // outstanding. Losing the connection now costs the token counts, while a retry would
     // cost a second, different answer. Keep the answer. An abort is still an abort.
-    if (!(sawFinish && LlmError.is(err) && err.type === 'network_error' && !call.signal.aborted)) throw err;
+    if (!(reply.finished && LlmError.is(err) && err.type === 'network_error' && !call.signal.aborted)) throw err;
   }
   // `finish_reason` counts as terminal on its own: some compatible servers never send
   // `[DONE]`. Usage arrives after it, so the loop above reads on to `[DONE]` or the end.
-  if (!sawDone && !sawFinish) endedWithoutSentinel(PROVIDER, call, '[DONE] or a finish_reason', endpoint);
+  if (!sawDone && !reply.finished) endedWithoutSentinel(PROVIDER, call, '[DONE] or a finish_reason', endpoint);
 
-  const toolCalls: ToolCall[] = [...slots.values()].map((s) => ({ id: s.id || generatedId(), name: s.name, ...toolInputFromText(s.args) }));
+  const { toolCalls } = reply;
   requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
-  return assistantMessage({ text: progress.text, toolCalls, stopReason: refused ? 'refusal' : stopReason, usage, responseModel });
+  return assistantMessage({ text: progress.text, toolCalls, stopReason: reply.stopReason, usage: reply.usage, responseModel: reply.responseModel });
 };
-
-/** Cached input is part of `prompt_tokens`, reasoning part of `completion_tokens`. */
-function usageOf(u: Record<string, unknown>): Required<Usage> {
-  const prompt = isPlainObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const completion = isPlainObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
-  return {
-    inputTokens: tokenCount(u.prompt_tokens),
-    outputTokens: tokenCount(u.completion_tokens),
-    cacheReadTokens: tokenCount(prompt.cached_tokens),
-    cacheWriteTokens: 0,
-    reasoningTokens: tokenCount(completion.reasoning_tokens),
-  };
-}
-
-/**
- * Tool calls arrive in pieces keyed by `index`: the first piece brings `id` and `name`,
- * the rest bring more `arguments` text. Servers that send each call whole (older Ollama)
- * may omit `index`; the `id`, then the position in the chunk, stand in for it.
- */
-function addToolCallPiece(slots: Map<string, ToolSlot>, tc: Record<string, unknown>, position: number, started: () => void) {
-  const key = typeof tc.index === 'number' ? `index:${tc.index}` : typeof tc.id === 'string' && tc.id ? `id:${tc.id}` : `position:${position}`;
-  let slot = slots.get(key);
-  if (!slot) {
-    slot = { id: '', name: '', args: '' };
-    slots.set(key, slot);
-    started();
-  }
-  if (!slot.id && typeof tc.id === 'string') slot.id = tc.id;
-  const fn = isPlainObject(tc.function) ? tc.function : {};
-  if (!slot.name && typeof fn.name === 'string') slot.name = fn.name;
-  if (typeof fn.arguments === 'string') slot.args += fn.arguments;
-  // A few servers send the arguments already parsed.
-  else if (isPlainObject(fn.arguments)) slot.args = JSON.stringify(fn.arguments);
-}
-
-/** For servers that send a call without an id: unique within the session, not just the reply. */
-function generatedId(): string {
-  return `call_${randomBytes(9).toString('hex')}`;
-}
