@@ -21,6 +21,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = path.join(import.meta.dirname, '..');
 /** What tsconfig.build.json compiles: a change in any of these makes dist/ stale. */
 const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'tracing', 'worker', 'workflows', 'activities'];
+/** The package's root entry (index.ts), compiled with them. */
+const SOURCE_FILES = ['index.ts'];
 /** Written by scripts/build.ts when everything else is in place. */
 export const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
@@ -52,12 +54,13 @@ export function isFresh(root = ROOT) {
   const stamp = path.join(root, 'dist', path.basename(STAMP));
   if (!existsSync(stamp)) return false;
   const built = statSync(stamp).mtimeMs;
-  return SOURCE_DIRS.every((dir) => newestTs(path.join(root, dir)) <= built);
+  return [...SOURCE_DIRS, ...SOURCE_FILES].every((source) => newestTs(path.join(root, source)) <= built);
 }
 
 /** @param {string} dir */
 function newestTs(dir) {
   if (!existsSync(dir)) return 0;
+  if (dir.endsWith('.ts')) return statSync(dir).mtimeMs;
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
