@@ -288,7 +288,8 @@ describe('a session log past what one run can carry, counted in UTF-8 bytes (non
     // The broken outcome, as soon as it shows: a workflow task that failed (and will again).
     const taskFailed = eventually('a failed workflow task', async () => (has(await historyOf(h().client, session.workflowId), 'workflowTaskFailedEventAttributes') ? 'a workflow task failed' : undefined), 60_000, 500).catch(() => 'never');
     // The turn takes the log past 1 MiB: the session compacts it before it continues as new.
-    h().llm.script(model, { kind: 'text', text: 'ok' });
+    // Its tool call makes its history alone pass continueAsNewAfterEvents (20, the least).
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_utf8_1', name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'text', text: 'ok' });
     let verdict = await Promise.race([sendAndWait(session, cjk(100_000)).then(() => undefined, () => undefined), ended, taskFailed]);
     verdict ??= await Promise.race([ended, taskFailed, new Promise<string>((resolve) => setTimeout(() => resolve('still running 20 s after the last turn'), 20_000))]);
     await h().client.workflow.getHandle(session.workflowId).terminate('test cleanup').catch(() => undefined);

@@ -4,7 +4,7 @@ import { BUDGET_APPROVAL_ID, type Budget, type BudgetFailureDetails, type Budget
 import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import { tokensOf, type Spend } from '../contracts/spend';
 
-/** Checks each LLM call against the session's budget, before the call is made. */
+/** Checks each LLM call against the session's budget and its spend so far, before the call is made. */
 export class BudgetGuard {
   #budget: Budget;
   /** The soft limit was approved at this budget; a new budget asks again. */
@@ -13,6 +13,7 @@ export class BudgetGuard {
   constructor(
     budget: Budget,
     private readonly approvals: ApprovalGate,
+    private readonly spend: () => Spend,
   ) {
     this.#budget = budget;
   }
@@ -37,22 +38,22 @@ export class BudgetGuard {
    * Resolves when the next LLM call may be made. Throws `budget_exceeded` (never retried)
    * when a limit is reached, or when a human denies going on past the soft limit.
    */
-  async admit(turn: number, step: number, spend: () => Spend): Promise<void> {
-    this.#refuseOver(spend(), 1);
+  async admit(turn: number, step: number): Promise<void> {
+    this.#refuseOver(this.spend(), 1);
     const { warnAt } = this.#budget;
-    if (warnAt === undefined || this.#warningApproved || !this.#over(spend(), warnAt)) return;
+    if (warnAt === undefined || this.#warningApproved || !this.#over(this.spend(), warnAt)) return;
     const percent = Math.round(warnAt * 100);
     const denied = await this.approvals.request(turn, step, { id: BUDGET_APPROVAL_ID, name: 'budget', input: { ...this.#budget } }, `budget ${percent} % · approval`);
     this.approvals.forget(BUDGET_APPROVAL_ID);
-    if (denied) throw exceeded(`the session reached ${percent} % of its budget and ${denied.content.replace(/^The call was not run: /, '')}`, this.#details(spend(), warnAt));
+    if (denied) throw exceeded(`the session reached ${percent} % of its budget and ${denied.content.replace(/^The call was not run: /, '')}`, this.#details(this.spend(), warnAt));
     this.#warningApproved = true;
     // A budget lowered while the turn waited applies at once.
-    this.#refuseOver(spend(), 1);
+    this.#refuseOver(this.spend(), 1);
   }
 
   /** No hard limit is reached: the next LLM call would be admitted without a refusal. */
-  allows(spend: Spend): boolean {
-    return !this.#over(spend, 1);
+  allows(): boolean {
+    return !this.#over(this.spend(), 1);
   }
 
   #over(spend: Spend, share: number): boolean {

@@ -1,5 +1,5 @@
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
-import { contextQuery, type SessionConfig } from '../contracts/api';
+import { contextQuery } from '../contracts/api';
 import {
   MAX_CARRIED_LOG_BYTES,
   cutPoint,
@@ -10,32 +10,18 @@ import {
   passesThreshold,
   requestSizeTokens,
   type EstimateOptions,
-  type RequestFrame,
 } from './compaction';
 import type { NonRetryableLlmErrorType } from '../contracts/errors';
 import { isCancellation, summarizeFailure } from './failure';
-import type { LlmCallInput } from '../contracts/llm-call';
-import type { AssistantMessage } from '../contracts/messages';
 import { parseModelRef } from '../contracts/model-ref';
 import { sessionContextWindow } from '../contracts/model-windows';
-import type { NewSessionEvent, SessionEvent, SessionLog } from '../contracts/session-log';
+import type { LlmCallRequest, Session } from './session-run';
 
 /** A next run's input above this has its log compacted before it is carried, if a turn can be cut. */
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
-export interface CompactorParts {
-  config: SessionConfig;
-  /** The session's budget against its spend now: `admit` throws `budget_exceeded` when a hard limit is reached. */
-  budget: { allows(): boolean; admit(turn: number, step: number): Promise<void> };
-  log: SessionLog;
-  frame: RequestFrame;
-  append(event: NewSessionEvent): SessionEvent;
-  /** Schedules an LLM call on the session's proxy and ladder, with this activity summary. */
-  callLlm(summary: string, input: CompactorCall, activityId?: string): Promise<AssistantMessage>;
-}
-
-/** What a compaction call is scheduled with; `clearToolResultsAfter` here wins over the session's. */
-export type CompactorCall = Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'toolsUptoSeq' | 'logDigest' | 'purpose' | 'clearToolResultsAfter'>;
+/** What a compaction reads and writes of its session: the request's frame is the session's LLM settings. */
+type CompactingSession = Pick<Session, 'config' | 'log' | 'settings' | 'budget' | 'append' | 'callLlm'>;
 
 /**
  * Runs a session's compactions: the decisions are compaction.ts's, the call is an LLM
@@ -44,20 +30,20 @@ export type CompactorCall = Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'to
  * half-written: the call is retried, and the log gets one `context/compacted`.
  */
 export class ContextCompactor {
-  readonly #parts: CompactorParts;
+  readonly #session: CompactingSession;
   readonly #window: number | null;
   readonly #options: EstimateOptions;
   /** The cut of the last compaction before continue-as-new that failed. */
   #failedCarryCut: number | undefined;
 
-  constructor(parts: CompactorParts) {
-    this.#parts = parts;
-    this.#window = sessionContextWindow(parts.config);
-    const { clearToolResultsAfter } = parts.config;
-    this.#options = { provider: parseModelRef(parts.config.model).provider, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) };
+  constructor(session: CompactingSession) {
+    this.#session = session;
+    this.#window = sessionContextWindow(session.config);
+    const { clearToolResultsAfter } = session.config;
+    this.#options = { provider: parseModelRef(session.config.model).provider, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) };
     // Worked out when asked, not at every step: only a client following the session reads it.
     setHandler(contextQuery, () => {
-      const wrong = this.#window === null ? undefined : implausibleUsage(parts.log.events, parts.frame, this.#options);
+      const wrong = this.#window === null ? undefined : implausibleUsage(session.log.events, session.settings, this.#options);
       return wrong ? { implausibleUsage: wrong } : {};
     });
   }
@@ -65,7 +51,7 @@ export class ContextCompactor {
   /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window, or leave the answer too little of it. */
   async beforeStep(turn: number, step: number): Promise<void> {
     const estimate = this.#estimate(turn);
-    const { compactAt, maxTokens } = this.#parts.config;
+    const { compactAt, maxTokens } = this.#session.config;
     const due = passesThreshold(estimate, this.#window, compactAt) || leavesNoRoomForAnswer(estimate, this.#window, maxTokens);
     if (!due) return;
     if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
@@ -79,23 +65,31 @@ export class ContextCompactor {
   }
 
   /**
-   * Before continuing as new: compacts when the next run's input is too large and a turn can be
-   * cut. True when it did. A compaction that failed (its activity shows why) is no reason
-   * to end the session: the tail is carried as it is, if it fits.
+   * Before continuing as new, with the next run's input of `carriedBytes`: whether to compact
+   * first. Yes when the input is too large and a turn can be cut that no compaction failed at.
+   * Judged on all the next run would be given (the tail, the system prompt, the outcomes, the
+   * tool list), as continue-as-new judges whether it can be carried at all.
    */
-  async beforeContinuing(turn: number, step: number, carriedBytes: () => number): Promise<boolean> {
-    // Judged on all the next run would be given (the tail, the system prompt, the outcomes,
-    // the tool list), as continue-as-new judges whether it can be carried at all.
-    if (carriedBytes() <= CARRY_COMPACT_BYTES) return false;
+  dueBeforeContinuing(carriedBytes: number): boolean {
+    if (carriedBytes <= CARRY_COMPACT_BYTES) return false;
     // The same cut is not asked for twice: a session that decides its next move again after
-    // a failed compaction (a message came meanwhile) carries its tail as it is, or goes on.
-    const cut = cutPoint(this.#parts.log.events);
+    // a failed compaction carries its tail as it is, or goes on.
+    const cut = cutPoint(this.#session.log.events);
     if (cut === undefined || cut === this.#failedCarryCut) return false;
     // With a hard limit reached the session spends nothing more: the tail goes as it is (the
     // next turn's admission refuses its first call, unless the budget is raised), as long as
     // it can go at all; one compaction past the limit is better than a session ended.
-    if (!this.#parts.budget.allows() && carriedBytes() <= MAX_CARRIED_LOG_BYTES) return false;
-    return this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
+    return this.#session.budget.allows() || carriedBytes > MAX_CARRIED_LOG_BYTES;
+  }
+
+  /**
+   * The compaction before continuing as new. One that fails (its activity shows why) is no
+   * reason to end the session: its cut is not tried again, and the tail is carried as it is,
+   * if it fits.
+   */
+  async beforeContinuing(turn: number, step: number): Promise<void> {
+    const cut = cutPoint(this.#session.log.events);
+    await this.#compact(turn, step, this.#estimate(turn + 1)).catch((error: unknown) => {
       if (isCancellation(error)) throw error;
       this.#failedCarryCut = cut;
       return false;
@@ -107,7 +101,7 @@ export class ContextCompactor {
    * step's call goes only while the budget still allows it.
    */
   async #admitAfterCompaction(turn: number, step: number): Promise<void> {
-    if (!this.#parts.budget.allows()) await this.#parts.budget.admit(turn, step);
+    if (!this.#session.budget.allows()) await this.#session.budget.admit(turn, step);
   }
 
   /**
@@ -117,26 +111,26 @@ export class ContextCompactor {
    * conversation, so a session without a window, which decides nothing by the estimate, skips it.
    */
   #estimate(turn: number): number {
-    const { events } = this.#parts.log;
+    const { events } = this.#session.log;
     const options = { ...this.#options, currentTurn: turn };
-    const reported = estimateRequestTokens(events, this.#parts.frame, options);
+    const reported = estimateRequestTokens(events, this.#session.settings, options);
     if (this.#window === null) return reported;
-    const size = requestSizeTokens(events, this.#parts.frame, options);
+    const size = requestSizeTokens(events, this.#session.settings, options);
     return Math.max(size, reported);
   }
 
   async #compact(turn: number, step: number, tokensBefore: number): Promise<boolean> {
-    const { log, frame } = this.#parts;
+    const { log, settings: frame } = this.#session;
     const throughSeq = cutPoint(log.events);
     if (throughSeq === undefined) return false;
     // The MCP tools offered are those of the whole run so far, whose copy of a tool list the
     // last run's tail left out comes after that tail.
-    const call: CompactorCall = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, toolsUptoSeq: log.nextSeq, logDigest: log.digest };
+    const call: LlmCallRequest = { turn, step, purpose: 'compact', uptoSeq: throughSeq + 1, toolsUptoSeq: log.nextSeq, logDigest: log.digest };
     const summaryLine = `turn ${turn} · compact · ~${tokensBefore} tokens`;
     // The call's id names its cut, so a replay that would compact at another cut (a code
     // table changed the decision) fails loudly on the id instead of going on with another log.
     const id = `compact-${throughSeq}`;
-    const answer = await this.#parts.callLlm(summaryLine, call, id).catch((error: unknown) => {
+    const answer = await this.#session.callLlm(summaryLine, call, id).catch((error: unknown) => {
       // The conversation up to the cut is itself too long (a huge tool result in the last
       // ended turn, say): once more with every large tool result it holds sent as its one
       // line, or every later step would overflow the same way. -1 reaches the cut's own
@@ -144,11 +138,11 @@ export class ContextCompactor {
       // continuing as new); the running turn is past the cut either way. The decision
       // follows the recorded failure, so a replay takes the same path.
       if (!isContextOverflow(error)) throw error;
-      return this.#parts.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, `${id}-cleared`);
+      return this.#session.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, `${id}-cleared`);
     });
     const summary = answer.text;
     const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });
-    this.#parts.append({
+    this.#session.append({
       type: 'context/compacted',
       turn,
       throughSeq,

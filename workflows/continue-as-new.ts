@@ -15,12 +15,12 @@ export function historyIsLong(config: SessionConfig): boolean {
 }
 
 /**
- * Ends this run and starts the next with the log's tail (the events after the last
- * compaction's cut), the retry policy, the budget, and the session's counts: the earlier
+ * Ends this run and starts the next with `next`, as nextRunInput built it: the log's tail
+ * (the events after the last compaction's cut), the retry policy, the budget, and the
+ * session's counts. The earlier
  * events stay readable in this run, whose successor names it (`continuedFromRunId`).
  */
-export async function continueAsNew(input: SessionInput, config: SessionConfig, events: readonly SessionEvent[], state: SessionState, budget: Budget): Promise<never> {
-  const next = nextRunInput(input, config, events, state, budget);
+export async function continueAsNew(next: SessionInput): Promise<never> {
   assertCarriable(next);
   // A versioned worker (AGENT_DEPLOYMENT_NAME) runs sessions Pinned to its version, so
   // a deploy never replays a running session on new code; here, between runs, is where

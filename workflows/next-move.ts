@@ -1,6 +1,7 @@
 import { allHandlersFinished, condition } from '@temporalio/workflow';
-import type { SessionResult } from '../contracts/api';
-import type { QueuedMessage, SessionState } from './session-state';
+import type { SessionInput, SessionResult } from '../contracts/api';
+import { jsonBytes } from '../contracts/log-pages';
+import type { Session } from './session-run';
 
 /**
  * What the session does next, decided in `nextMove` and acted on by the session's loop.
@@ -9,23 +10,29 @@ import type { QueuedMessage, SessionState } from './session-state';
  * session open to be raised. (A session can still fail: see continue-as-new.ts.)
  */
 export type NextMove =
-  | { kind: 'run-turn'; message: QueuedMessage }
-  | { kind: 'continue-as-new' }
+  | { kind: 'run-turn' }
+  /** The next run's input is large and a turn can be cut: compact it first, then decide again. */
+  | { kind: 'compact-before-continuing' }
+  | { kind: 'continue-as-new'; next: SessionInput }
   | { kind: 'end'; endedBy: SessionResult['endedBy'] };
 
 /**
- * Waits for the session's next move. It continues as new only between turns, and only once
- * every Update handler has finished: an Update accepted by this run must be answered by this
- * run, and a message arriving meanwhile is run here first. Otherwise it waits for a message
- * or an end for at most `idleTimeoutMs`.
+ * Waits for the session's next move and says what it is; the loop acts on it, so this
+ * changes nothing. It continues as new only between turns, and only once every Update
+ * handler has finished: an Update accepted by this run must be answered by this run, and a
+ * message arriving meanwhile is run here first. Otherwise it waits for a message or an end
+ * for at most `idleTimeoutMs`.
  */
-export async function nextMove(state: SessionState, idleTimeoutMs: number, historyIsLong: () => boolean): Promise<NextMove> {
-  if (!state.hasWork() && historyIsLong()) {
+export async function nextMove(session: Pick<Session, 'state' | 'config' | 'compactor' | 'historyIsLong' | 'nextRunInput'>): Promise<NextMove> {
+  const { state } = session;
+  if (!state.hasWork() && session.historyIsLong()) {
     await condition(() => allHandlersFinished() || state.hasWork());
-    if (!state.hasWork()) return { kind: 'continue-as-new' };
+    if (!state.hasWork()) {
+      const next = session.nextRunInput();
+      return session.compactor.dueBeforeContinuing(jsonBytes(next)) ? { kind: 'compact-before-continuing' } : { kind: 'continue-as-new', next };
+    }
   }
-  const woke = await condition(() => state.hasWork(), idleTimeoutMs, { summary: 'idle timeout' });
-  const message = state.queue.shift();
-  if (message) return { kind: 'run-turn', message };
+  const woke = await condition(() => state.hasWork(), session.config.idleTimeoutMs, { summary: 'idle timeout' });
+  if (state.queued > 0) return { kind: 'run-turn' };
   return { kind: 'end', endedBy: woke ? 'request' : 'idle_timeout' };
 }

@@ -15,39 +15,21 @@ import {
   setBudgetUpdate,
   setRetryPolicyUpdate,
   stateQuery,
-  type SessionConfig,
   type TurnOutcome,
 } from '../contracts/api';
-import type { ApprovalGate } from './approval-gate';
 import { BudgetUpdateSchema } from '../contracts/budget';
-import type { BudgetGuard } from './budget-guard';
 import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
-import { llmSettingsQuery, retryPolicyQuery, type LlmSettings } from '../contracts/llm-call';
+import { llmSettingsQuery, retryPolicyQuery } from '../contracts/llm-call';
 import { logPage, LOG_PAGE_BYTES } from '../contracts/log-pages';
 import { sessionContextWindow } from '../contracts/model-windows';
-import type { SessionLog } from '../contracts/session-log';
 import { settingsInForce } from '../contracts/session-settings';
-import type { SessionState } from './session-state';
-import type { TurnTraces } from './trace-spans';
-import type { McpSessionTools } from './tools/mcp-session';
+import type { Session } from './session-run';
 
-/** The parts of a session its Updates and Queries read and change. */
-export interface SessionParts {
-  config: SessionConfig;
-  log: SessionLog;
-  state: SessionState;
-  settings: LlmSettings;
-  approvals: ApprovalGate;
-  budget: BudgetGuard;
-  mcpTools: McpSessionTools;
-  turnTraces: TurnTraces;
-}
-
-/** Registers the session's Updates and Queries; each changes only the state it names. */
-export function setSessionHandlers({ config, log, state, settings, approvals, budget, mcpTools, turnTraces }: SessionParts): void {
+/** Registers the session's Updates and Queries; each changes only the state it names, through its named transition. */
+export function setSessionHandlers({ config, log, state, settings, approvals, budget, mcpTools, turnTraces }: Session): void {
   const awaitOutcome = async (turn: number): Promise<TurnOutcome> => {
-    await condition(() => state.outcomes.has(turn));
-    const outcome = state.outcomes.get(turn) as TurnOutcome;
+    await condition(() => state.outcome(turn) !== undefined);
+    const outcome = state.outcome(turn) as TurnOutcome;
     if (outcome.status !== 'completed') throw turnFailure(outcome);
     return outcome;
   };
@@ -76,16 +58,15 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   setHandler(
     cancelTurnUpdate,
     () => {
-      if (!state.current) return { cancelled: false };
-      state.current.scope.cancel();
-      return { cancelled: true, turn: state.current.turn };
+      const turn = state.cancelRunningTurn();
+      return turn === undefined ? { cancelled: false } : { cancelled: true, turn };
     },
     { validator: (...args: unknown[]) => takesNoArgument('cancelTurn', args) },
   );
   setHandler(
     setRetryPolicyUpdate,
     (update) => {
-      state.retryPolicy = parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy');
+      state.setRetryPolicy(parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy'));
       return state.livePolicy();
     },
     { validator: (update) => void parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy') },
@@ -98,9 +79,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   });
   setHandler(
     endUpdate,
-    () => {
-      state.endRequested = true;
-    },
+    () => state.requestEnd(),
     { validator: (...args: unknown[]) => takesNoArgument('end', args) },
   );
   setHandler(logQuery, (options) => logPage(log.events, options?.fromSeq ?? 0, Math.min(options?.maxBytes ?? LOG_PAGE_BYTES, LOG_PAGE_BYTES)));
@@ -109,11 +88,11 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     status: state.status(),
     model: config.model,
     ...(config.system === undefined ? {} : { system: config.system }),
-    turn: state.current?.turn ?? state.nextTurn - 1,
+    turn: state.runningTurn ?? state.nextTurn - 1,
     step: state.step,
     stepsTaken: state.stepsTaken,
     phase: state.phase,
-    queued: state.queue.length,
+    queued: state.queued,
     retryPolicy: state.retryPolicy,
     pendingApprovals: approvals.pending(),
     events: log.nextSeq,

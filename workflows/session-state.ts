@@ -8,6 +8,7 @@ import type { AssistantMessage, Usage } from '../contracts/messages';
 import { addUsage, spendOf, withCall, type Spend } from '../contracts/spend';
 
 export type SessionStatus = SessionStateView['status'];
+export type SessionPhase = SessionStateView['phase'];
 
 /** Outcomes carried into the next run: a client waiting on a turn waits on a recent one. */
 const CARRIED_OUTCOMES = 100;
@@ -22,23 +23,27 @@ export interface QueuedMessage {
  * What one run of a session knows beside its log: the messages waiting, the turns closed,
  * the turn running, and whether an end was asked for. Its status is read here only, so the
  * `state` query and the search attributes never disagree.
+ *
+ * Every field is private and changes only through the named transitions below (a message
+ * queued or taken, a turn or step started, an end asked for, …): a reader finds every
+ * writer of the session's state in this file.
  */
 export class SessionState {
-  readonly queue: QueuedMessage[] = [];
+  readonly #queue: QueuedMessage[] = [];
   /** Turns closed in an earlier run (or in the session forked from) answer `awaitTurn` too. */
-  readonly outcomes: Map<number, TurnOutcome>;
-  nextTurn: number;
-  turnsRun: number;
-  current: { turn: number; scope: CancellationScope } | undefined;
-  endRequested = false;
-  lastTurnFailed = false;
-  phase: SessionStateView['phase'] = 'idle';
+  readonly #outcomes: Map<number, TurnOutcome>;
+  #nextTurn: number;
+  #turnsRun: number;
+  #running: { turn: number; scope: CancellationScope } | undefined;
+  #endRequested = false;
+  #lastTurnFailed = false;
+  #phase: SessionPhase = 'idle';
   /** The step running now, or the last one. */
-  step = 0;
-  stepsTaken: number;
-  spend: Spend;
-  usage: Required<Usage>;
-  retryPolicy: SessionRetryPolicy | 'default';
+  #step = 0;
+  #stepsTaken: number;
+  #spend: Spend;
+  #usage: Required<Usage>;
+  #retryPolicy: SessionRetryPolicy | 'default';
   readonly #rememberedFrom: number;
 
   /**
@@ -48,21 +53,21 @@ export class SessionState {
    */
   constructor(config: SessionConfig, events: readonly SessionEvent[]) {
     const carried = config.continued;
-    this.outcomes = new Map([
+    this.#outcomes = new Map([
       ...(carried?.outcomes ?? []).map((o) => [o.turn, o] as const),
       ...events.flatMap((e) => (e.type === 'turn/end' ? [[e.turn, outcomeOf(e)] as const] : [])),
     ]);
-    this.nextTurn = Math.max(carried?.nextTurn ?? 1, Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1);
-    this.turnsRun = carried?.turnsRun ?? 0;
+    this.#nextTurn = Math.max(carried?.nextTurn ?? 1, Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1);
+    this.#turnsRun = carried?.turnsRun ?? 0;
     // A fork's counts at its cut, only in its first run: a run it continued into was carried its own.
     const counted = carried ?? config.fork;
-    this.stepsTaken = counted?.stepsTaken ?? events.filter((e) => e.type === 'step/start').length;
-    this.spend = carried?.spend ?? spendOf(events, config.fork?.carriedSpend);
-    this.usage = counted?.usage ? { ...NO_USAGE, ...counted.usage } : usageOf(events);
-    this.#rememberedFrom = Math.min(this.nextTurn, ...this.outcomes.keys());
+    this.#stepsTaken = counted?.stepsTaken ?? events.filter((e) => e.type === 'step/start').length;
+    this.#spend = carried?.spend ?? spendOf(events, config.fork?.carriedSpend);
+    this.#usage = counted?.usage ? { ...NO_USAGE, ...counted.usage } : usageOf(events);
+    this.#rememberedFrom = Math.min(this.#nextTurn, ...this.#outcomes.keys());
     // A carried `null` is the user's "no retries" and must survive continue-as-new, so only
     // an absent `continued` falls back to the input's policy (`??` would read `null` as absent).
-    this.retryPolicy = config.continued
+    this.#retryPolicy = config.continued
       ? config.continued.retryPolicy
       : config.retryPolicy === undefined
         ? 'default'
@@ -70,18 +75,67 @@ export class SessionState {
   }
 
   status(): SessionStatus {
-    return this.current ? 'running' : this.endRequested ? 'ended' : this.lastTurnFailed ? 'failed' : 'idle';
+    return this.#running ? 'running' : this.#endRequested ? 'ended' : this.#lastTurnFailed ? 'failed' : 'idle';
   }
 
   /** A message is queued or an end was asked for: the session has something to do. */
   hasWork(): boolean {
-    return this.queue.length > 0 || this.endRequested;
+    return this.#queue.length > 0 || this.#endRequested;
   }
 
-  /** An LLM call was recorded (a step's answer or a compaction): the session spent it. */
-  callMade(call: Pick<AssistantMessage, 'usage' | 'costUsd'>): void {
-    this.spend = withCall(this.spend, call);
-    this.usage = addUsage(this.usage, call.usage);
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** The turn number the next message accepted gets. */
+  get nextTurn(): number {
+    return this.#nextTurn;
+  }
+
+  get turnsRun(): number {
+    return this.#turnsRun;
+  }
+
+  /** The turn running now, if one is. */
+  get runningTurn(): number | undefined {
+    return this.#running?.turn;
+  }
+
+  get endRequested(): boolean {
+    return this.#endRequested;
+  }
+
+  get phase(): SessionPhase {
+    return this.#phase;
+  }
+
+  get step(): number {
+    return this.#step;
+  }
+
+  get stepsTaken(): number {
+    return this.#stepsTaken;
+  }
+
+  get spend(): Readonly<Spend> {
+    return this.#spend;
+  }
+
+  get usage(): Readonly<Required<Usage>> {
+    return this.#usage;
+  }
+
+  get retryPolicy(): SessionRetryPolicy | 'default' {
+    return this.#retryPolicy;
+  }
+
+  livePolicy(): SessionRetryPolicy {
+    return policyInForce(this.#retryPolicy);
+  }
+
+  /** The outcome of a closed turn this run knows, else undefined. */
+  outcome(turn: number): TurnOutcome | undefined {
+    return this.#outcomes.get(turn);
   }
 
   /**
@@ -89,40 +143,70 @@ export class SessionState {
    * last run kept): `awaitTurn` cannot answer for it. Every later turn it can.
    */
   forgot(turn: number): boolean {
-    return turn < this.#rememberedFrom && !this.outcomes.has(turn);
+    return turn < this.#rememberedFrom && !this.#outcomes.has(turn);
   }
 
   /** The outcomes `awaitTurn` may still be asked for in the next run: the latest ones. */
   outcomesToCarry(): TurnOutcome[] {
-    return [...this.outcomes.values()].sort((a, b) => a.turn - b.turn).slice(-CARRIED_OUTCOMES);
+    return [...this.#outcomes.values()].sort((a, b) => a.turn - b.turn).slice(-CARRIED_OUTCOMES);
   }
 
-  livePolicy(): SessionRetryPolicy {
-    return policyInForce(this.retryPolicy);
-  }
-
+  /** `send` accepted a message: it waits for its turn, whose number it is given now. */
   enqueue(text: string): number {
-    const turn = this.nextTurn++;
-    this.queue.push({ turn, text });
+    const turn = this.#nextTurn++;
+    this.#queue.push({ turn, text });
     return turn;
+  }
+
+  /** The session runs the oldest waiting message now; undefined when none waits. */
+  takeNextMessage(): QueuedMessage | undefined {
+    return this.#queue.shift();
+  }
+
+  /** `end` was asked for (or the idle clock ran out): no message is accepted from now on. */
+  requestEnd(): void {
+    this.#endRequested = true;
+  }
+
+  /** `setRetryPolicy`: the LLM calls scheduled from now on retry by this policy. */
+  setRetryPolicy(policy: SessionRetryPolicy | 'default'): void {
+    this.#retryPolicy = policy;
+  }
+
+  turnStarted(turn: number, scope: CancellationScope): void {
+    this.#running = { turn, scope };
+  }
+
+  /** `cancelTurn`: cancels the turn running now, and names it; undefined when none runs. */
+  cancelRunningTurn(): number | undefined {
+    this.#running?.scope.cancel();
+    return this.#running?.turn;
   }
 
   /** A step began: counted, and shown by the `state` Query; visibility hears of it when the turn ends. */
   stepStarted(step: number): void {
-    this.stepsTaken++;
-    this.step = step;
+    this.#stepsTaken++;
+    this.#step = step;
   }
 
-  turnStarted(turn: number, scope: CancellationScope): void {
-    this.current = { turn, scope };
+  /** What the running step waits for now, shown by the `state` Query. */
+  enteredPhase(phase: Exclude<SessionPhase, 'idle'>, step: number): void {
+    this.#phase = phase;
+    this.#step = step;
+  }
+
+  /** An LLM call was recorded (a step's answer or a compaction): the session spent it. */
+  callMade(call: Pick<AssistantMessage, 'usage' | 'costUsd'>): void {
+    this.#spend = withCall(this.#spend, call);
+    this.#usage = addUsage(this.#usage, call.usage);
   }
 
   turnEnded(outcome: TurnOutcome): void {
-    this.current = undefined;
-    this.phase = 'idle';
-    this.turnsRun++;
-    this.lastTurnFailed = outcome.status !== 'completed';
-    this.outcomes.set(outcome.turn, outcome);
+    this.#running = undefined;
+    this.#phase = 'idle';
+    this.#turnsRun++;
+    this.#lastTurnFailed = outcome.status !== 'completed';
+    this.#outcomes.set(outcome.turn, outcome);
   }
 }
 

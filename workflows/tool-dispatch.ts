@@ -1,16 +1,14 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { SessionConfig } from '../contracts/api';
 import { isPayloadsTooLarge } from './failure';
 import type { ToolCall } from '../contracts/messages';
 import type { ScheduledCall } from './scheduler';
-import type { SessionEvent } from '../contracts/session-log';
+import type { Session } from './session-run';
 import { repeatedCallOutcome } from './turn-guards';
-import type { TurnRuntime } from './turn';
 import { toolActivityOptions } from './tools/activity-options';
 import { waitsForApproval } from '../contracts/tools/approval-patterns';
-import type { McpSessionTools } from './tools/mcp-session';
 import { prepareToolCall, type BuiltinTool } from '../contracts/tools/registry';
 import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
+import type { ToolClass } from '../contracts/tools/tool-definition';
 import type { ToolActivities, ToolOutcome } from '../contracts/tools/tool-outcome';
 
 const tools = proxyActivities<ToolActivities>({
@@ -18,54 +16,58 @@ const tools = proxyActivities<ToolActivities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-/** What the session's tool policy reads: its settings, its tools and its log. */
-export interface ToolDispatchContext {
-  config: SessionConfig;
-  workflowId: string;
-  enabledTools: readonly BuiltinTool[];
-  mcpTools: McpSessionTools;
-  events: () => readonly SessionEvent[];
-}
+/** What the tool policy reads of its session: its settings, its MCP tools and its log. */
+type ToolSession = Pick<Session, 'config' | 'workflowId' | 'mcpTools' | 'log'>;
 
 /**
  * The session's tool policy: which calls are answered without running (repeats, invalid
  * input), which wait for a human, and how the rest run: activity options, a per-tool
  * timeout, an idempotency key for side effects, and a result kept within the payload limit.
  */
-export function toolDispatch(ctx: ToolDispatchContext): Pick<TurnRuntime, 'prepare' | 'dispatchTool'> {
-  const { config, workflowId, enabledTools, mcpTools } = ctx;
-  return {
-    prepare: (call): ScheduledCall => {
-      const repeated = repeatedCallOutcome(ctx.events(), call, config.maxRepeats);
-      if (repeated) return { kind: 'answer', call, outcome: repeated };
-      const prepared = mcpTools.owns(call.name) ? mcpTools.prepare(call) : prepareToolCall(call, [...enabledTools, ...mcpTools.definitions()]);
-      if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
-      // A pattern that names a tool holds its calls in the read-only lane too (an MCP server's
-      // `readOnlyHint` is its own word), and such a call runs as the operator took it: alone,
-      // once, after the decision.
-      const needsApproval = waitsForApproval(config.approvalRequired, call.name, prepared.toolClass);
-      const toolClass = needsApproval ? 'side_effecting' : prepared.toolClass;
-      return { kind: 'dispatch', call: { ...call, input: prepared.input as ToolCall['input'] }, toolClass, needsApproval };
-    },
-    dispatchTool: (turn, step, call, toolClass) => {
-      if (mcpTools.owns(call.name)) return keepWithinPayloadLimit(mcpTools.dispatch(step, call, toolClass));
-      const tool = enabledTools.find((t) => t.name === call.name);
-      if (!tool) throw new Error(`tool ${call.name} vanished between preparation and dispatch`);
-      const timeout = config.toolTimeouts[call.name];
-      const options = {
-        ...toolActivityOptions(tool, toolClass),
-        ...(timeout === undefined ? {} : { startToCloseTimeout: timeout }),
-        summary: `step ${step} · tool ${call.name} #${call.id}`,
-      };
-      const request = {
-        name: call.name,
-        input: call.input,
-        callId: call.id,
-        ...(toolClass === 'side_effecting' ? { idempotencyKey: positionIdempotencyKey(workflowId, { turn, step, callId: call.id }) } : {}),
-      };
-      return keepWithinPayloadLimit(tools.runTool.executeWithOptions(options, [request]));
-    },
-  };
+export class ToolDispatch {
+  readonly #session: ToolSession;
+  readonly #enabledTools: readonly BuiltinTool[];
+
+  constructor(session: ToolSession, enabledTools: readonly BuiltinTool[]) {
+    this.#session = session;
+    this.#enabledTools = enabledTools;
+  }
+
+  /** What becomes of a call the model made: answered at once, or dispatched in its lane, after a human's decision if it needs one. */
+  prepare(call: ToolCall): ScheduledCall {
+    const { config, mcpTools, log } = this.#session;
+    const repeated = repeatedCallOutcome(log.events, call, config.maxRepeats);
+    if (repeated) return { kind: 'answer', call, outcome: repeated };
+    const prepared = mcpTools.owns(call.name) ? mcpTools.prepare(call) : prepareToolCall(call, [...this.#enabledTools, ...mcpTools.definitions()]);
+    if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
+    // A pattern that names a tool holds its calls in the read-only lane too (an MCP server's
+    // `readOnlyHint` is its own word), and such a call runs as the operator took it: alone,
+    // once, after the decision.
+    const needsApproval = waitsForApproval(config.approvalRequired, call.name, prepared.toolClass);
+    const toolClass = needsApproval ? 'side_effecting' : prepared.toolClass;
+    return { kind: 'dispatch', call: { ...call, input: prepared.input as ToolCall['input'] }, toolClass, needsApproval };
+  }
+
+  /** Runs a prepared call's activity; a result above the payload limit becomes an error result the model reads. */
+  dispatch(turn: number, step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
+    const { config, workflowId, mcpTools } = this.#session;
+    if (mcpTools.owns(call.name)) return keepWithinPayloadLimit(mcpTools.dispatch(step, call, toolClass));
+    const tool = this.#enabledTools.find((t) => t.name === call.name);
+    if (!tool) throw new Error(`tool ${call.name} vanished between preparation and dispatch`);
+    const timeout = config.toolTimeouts[call.name];
+    const options = {
+      ...toolActivityOptions(tool, toolClass),
+      ...(timeout === undefined ? {} : { startToCloseTimeout: timeout }),
+      summary: `step ${step} · tool ${call.name} #${call.id}`,
+    };
+    const request = {
+      name: call.name,
+      input: call.input,
+      callId: call.id,
+      ...(toolClass === 'side_effecting' ? { idempotencyKey: positionIdempotencyKey(workflowId, { turn, step, callId: call.id }) } : {}),
+    };
+    return keepWithinPayloadLimit(tools.runTool.executeWithOptions(options, [request]));
+  }
 }
 
 /** A tool ran, and its answer is above Temporal's payload limit: tell the model, and go on. */

@@ -53,12 +53,12 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
  * a compaction, meets it.
  */
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
-  { file: 'session-runtime.ts', find: "import { callOf } from '../contracts/spend';\n", replace: "import { callOf } from '../contracts/spend';\nimport { publishStatus } from './session-state';\n" },
+  { file: 'session-run.ts', find: "import { SessionState } from './session-state';", replace: "import { SessionState, publishStatus } from './session-state';" },
   {
-    file: 'session-runtime.ts',
-    find: '    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);',
-    replace: `    const scheduled = llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
-    publishStatus(state);
+    file: 'session-run.ts',
+    find: '    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(this.state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);',
+    replace: `    const scheduled = llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(this.state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
+    publishStatus(this.state);
     return scheduled;`,
   },
 ];
@@ -71,19 +71,15 @@ export const TIMER_FIRST: Edit[] = [
     replace: `export async function agentSession(input: SessionInput): Promise<SessionResult> {
   await sleep(1);`,
   },
-  { file: 'session.ts', find: `  condition,\n`, replace: `  condition,\n  sleep,\n` },
+  { file: 'session.ts', find: `condition, upsertSearchAttributes }`, replace: `condition, sleep, upsertSearchAttributes }` },
 ];
 
 /** The compaction moved after the step's LLM call: the step's call is then scheduled where the recording has the compaction's (`compact-<cut>`). */
 export const COMPACTION_AFTER_STEP: Edit[] = [
+  { file: 'step.ts', find: '  await session.compactor.beforeStep(turn, step);\n', replace: '' },
   {
-    file: 'session-runtime.ts',
-    find: `        await compactor.beforeStep(turn, step);
-        try {
-          return await stepCall(turn, step);`,
-    replace: `        try {
-          const answer = await stepCall(turn, step);
-          await compactor.beforeStep(turn, step);
-          return answer;`,
+    file: 'step.ts',
+    find: '    const message = await callModel(session, turn, step);\n',
+    replace: '    const message = await callModel(session, turn, step);\n    await session.compactor.beforeStep(turn, step);\n',
   },
 ];

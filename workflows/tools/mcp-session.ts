@@ -49,12 +49,12 @@ export class McpSessionTools {
   }
 
   /**
-   * Runs `then` once the session's tools are in its log: at once (no new command) when
-   * the session uses no MCP server or its log has a list, after listing otherwise.
+   * Resolves once the session's tools are in its log: at once (no new command) when the
+   * session uses no MCP server or its log has a list, after listing otherwise.
    */
-  whenListed<T>(then: () => Promise<T>): Promise<T> {
-    if (this.#servers.length === 0 || latestMcpToolList(this.#events()) !== undefined) return then();
-    return this.refresh().then(then);
+  async listOnce(): Promise<void> {
+    if (this.#servers.length === 0 || latestMcpToolList(this.#events()) !== undefined) return;
+    await this.refresh();
   }
 
   /** Lists the servers' tools now and records the list; calls from here on use it. */

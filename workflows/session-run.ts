@@ -1,0 +1,126 @@
+import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { SessionConfig, SessionInput, SessionResult } from '../contracts/api';
+import { ApprovalGate } from './approval-gate';
+import { budgetOf } from '../contracts/budget';
+import { BudgetGuard } from './budget-guard';
+import { ContextCompactor } from './context-compactor';
+import { historyIsLong, nextRunInput, recordCarriedToolList } from './continue-as-new';
+import type { LlmActivities, LlmCallInput, LlmSettings } from '../contracts/llm-call';
+import { logMirror } from './log-sink';
+import type { AssistantMessage } from '../contracts/messages';
+import { repairOpenTail } from './repair';
+import { temporalRetryPolicyFor } from '../contracts/retry-policy';
+import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
+import { SessionState } from './session-state';
+import { callOf } from '../contracts/spend';
+import { ToolDispatch } from './tool-dispatch';
+import { TurnTraces } from './trace-spans';
+import { McpSessionTools } from './tools/mcp-session';
+import { BUILTIN_TOOLS, toolSpecs, type BuiltinTool } from '../contracts/tools/registry';
+
+const llm = proxyActivities<LlmActivities>({
+  startToCloseTimeout: '10 minutes',
+  // A lost worker is noticed within this; the activity heartbeats every few seconds even
+  // while the provider is silent (see activities/llm/activity.ts).
+  heartbeatTimeout: '20 seconds',
+  // The workflow learns of a cancellation's outcome only when the activity has closed its
+  // request, so nothing of a cancelled stream outlives the turn.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+/** What an LLM call is scheduled with besides the session's own settings; `clearToolResultsAfter` here wins over the session's. */
+export type LlmCallRequest = Pick<LlmCallInput, 'turn' | 'step' | 'uptoSeq' | 'toolsUptoSeq' | 'logDigest' | 'purpose' | 'clearToolResultsAfter'>;
+
+/**
+ * One run of a session, built once when the run starts: its log and state, its budget and
+ * approvals, its MCP tools, its tool policy and its compactor. It is the one writer of the
+ * log (`append`) and the one caller of the LLM activity (`callLlm`). The loop
+ * (session.ts), a turn (turn.ts) and a step (step.ts) are read against it.
+ */
+export class Session {
+  readonly config: SessionConfig;
+  readonly workflowId: string;
+  readonly log: SessionLog;
+  readonly state: SessionState;
+  /** What every LLM call of the session sends besides its conversation. */
+  readonly settings: LlmSettings;
+  readonly approvals: ApprovalGate;
+  readonly budget: BudgetGuard;
+  readonly mcpTools: McpSessionTools;
+  readonly tools: ToolDispatch;
+  readonly compactor: ContextCompactor;
+  readonly turnTraces = new TurnTraces();
+  /**
+   * Mirrored in one sink call when an LLM call is scheduled, the only time the copy must be
+   * current, rather than one call (and one copy of workflowInfo) per event.
+   */
+  readonly #unmirrored: SessionEvent[] = [];
+  /** The input this run was started with, as the next run's is built from it. */
+  readonly #input: SessionInput;
+
+  constructor(input: SessionInput, config: SessionConfig) {
+    this.#input = input;
+    this.config = config;
+    this.workflowId = workflowInfo().workflowId;
+    this.log = new SessionLog(config.continued?.events ?? config.fork?.events ?? []);
+    repairOpenTail(this.log, Date.now());
+    recordCarriedToolList(this.log, config, Date.now());
+    this.state = new SessionState(config, this.log.events);
+    const enabledTools = config.tools ? BUILTIN_TOOLS.filter((t) => config.tools?.includes(t.name)) : BUILTIN_TOOLS;
+    this.settings = llmSettingsOf(config, this.workflowId, enabledTools);
+    // A copy: sink calls leave the workflow when its activation ends, and the log may have
+    // grown by then.
+    logMirror.opened(this.settings, [...this.log.events]);
+    this.approvals = new ApprovalGate(config.approvalTimeoutMs);
+    this.budget = new BudgetGuard(config.continued?.budget ?? budgetOf(config), this.approvals, () => this.state.spend);
+    this.mcpTools = new McpSessionTools(config.mcp ?? [], () => this.log.events, (event) => this.append(event));
+    this.tools = new ToolDispatch(this, enabledTools);
+    this.compactor = new ContextCompactor(this);
+  }
+
+  /** Appends to the log; a step's start is counted, and an LLM call's spend added. */
+  append(event: NewSessionEvent): SessionEvent {
+    if (event.type === 'step/start') this.state.stepStarted(event.step);
+    const appended = this.log.append(event, Date.now());
+    const call = callOf(appended);
+    if (call) this.state.callMade(call);
+    this.#unmirrored.push(appended);
+    return appended;
+  }
+
+  /** Schedules an LLM call (a step's or a compaction's) on the session's ladder, with this activity summary. */
+  callLlm(summary: string, request: LlmCallRequest, activityId?: string): Promise<AssistantMessage> {
+    logMirror.appended(this.#unmirrored.splice(0));
+    const { clearToolResultsAfter } = this.config;
+    const call: LlmCallInput = { sessionId: this.workflowId, model: this.config.model, retryPolicy: this.state.livePolicy(), ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...request };
+    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(this.state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
+  }
+
+  /** Temporal suggests continuing as new, or the session's own `continueAsNewAfterEvents` is reached. */
+  historyIsLong(): boolean {
+    return historyIsLong(this.config);
+  }
+
+  /** The input the next run would be started with now. */
+  nextRunInput(): SessionInput {
+    return nextRunInput(this.#input, this.config, this.log.events, this.state, this.budget.budget);
+  }
+
+  /** What the session answers when it ends. */
+  result(endedBy: SessionResult['endedBy']): SessionResult {
+    const { state } = this;
+    return { turns: state.turnsRun, stepsTaken: state.stepsTaken, endedBy, usage: state.usage, spend: state.spend };
+  }
+}
+
+/** What every LLM call of the session sends besides its conversation. */
+function llmSettingsOf(config: SessionConfig, workflowId: string, enabledTools: readonly BuiltinTool[]): LlmSettings {
+  return {
+    ...(config.system === undefined ? {} : { system: config.system }),
+    tools: toolSpecs(enabledTools),
+    maxTokens: config.maxTokens,
+    reasoning: config.reasoning,
+    // The session id keys OpenAI's prompt cache: every step of a session shares its prefix.
+    ...(config.promptCache ? { promptCacheKey: workflowId } : {}),
+  };
+}
