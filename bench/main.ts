@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-replay-'));
     try {
       const tree = await bundleTo(WORKFLOWS_PATH, path.join(dir, 'agent.js'));
-      const comparison = await measureReplayComparison(args.compare, tree, scale.replayCompare);
+      const comparison = await measureReplayComparison(args.compare, tree, scale.replayCompare, args.histories);
       await mkdir(RESULTS_DIR, { recursive: true });
       await reportOneMode(mode, 'replay comparison', 'replay-compare', { comparison }, formatReplayComparison(comparison));
     } finally {

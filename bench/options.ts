@@ -77,6 +77,11 @@ export const BenchArgsSchema = z.strictObject({
    */
   replay: z.boolean(),
   /**
+   * `--histories DIR`, with `--replay`: the histories to replay instead of the recorded
+   * goldens (test/fixtures/histories), such as sessions exported with `agent history --out`.
+   */
+  histories: z.string().min(1, { error: '--histories needs a folder' }).optional(),
+  /**
    * Extra dynamic config for the benchmark's dev server, over the project's own
    * (DEFAULT_DYNAMIC_CONFIG), e.g. to measure a server setting before adopting it.
    */
@@ -84,9 +89,9 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --compare REV [--replay], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV [--replay]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV [--replay [--histories DIR]]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
   const raw: Record<string, unknown> = { quick: false, sweep: true, replay: false, serverConfig };
@@ -100,6 +105,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     else if (arg === '--only') raw.only = argv[++i];
     else if (arg === '--compare') raw.compare = argv[++i] ?? '';
     else if (arg === '--replay') raw.replay = true;
+    else if (arg === '--histories') raw.histories = argv[++i] ?? '';
     else if (arg === '--server-config') {
       const pair = argv[++i] ?? '';
       const eq = pair.indexOf('=');
@@ -114,5 +120,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const parsed = BenchArgsSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`bench: ${z.prettifyError(parsed.error)}`);
   if (parsed.data.replay && parsed.data.compare === undefined) throw new Error('bench: --replay goes with --compare REV (it compares two bundles)');
+  if (parsed.data.histories !== undefined && !parsed.data.replay) throw new Error('bench: --histories goes with --compare REV --replay (it names what is replayed)');
   return parsed.data;
 }

@@ -41,10 +41,10 @@ type Named = { workflowId: string; history: ReturnType<typeof historyFromJSON> }
  * promises), with none of the server's, the activities' or the network's time, so a change
  * to workflows/ shows here when it is below what `--compare` resolves.
  */
-export async function measureReplayComparison(rev: string, tree: Bundle, settings: ReplayCompareSettings): Promise<ReplayCompareResult> {
+export async function measureReplayComparison(rev: string, tree: Bundle, settings: ReplayCompareSettings, historiesDir = HISTORIES_DIR): Promise<ReplayCompareResult> {
   const { commit, bundle, remove } = await revisionBundle(rev);
   try {
-    const recorded = await recordedHistories();
+    const recorded = await recordedHistories(historiesDir);
     const skipped: ReplayCompareResult['skipped'] = [];
     const usable: Named[] = [];
     for (const named of recorded) {
@@ -77,10 +77,10 @@ export function formatReplayComparison(result: ReplayCompareResult): string {
   ].join('\n');
 }
 
-async function recordedHistories(): Promise<Named[]> {
-  const files = (await readdir(HISTORIES_DIR)).filter((f) => f.endsWith('.json')).sort();
+async function recordedHistories(dir: string): Promise<Named[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
   return Promise.all(
-    files.map(async (file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8'))) })),
+    files.map(async (file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(await readFile(path.join(dir, file), 'utf8'))) })),
   );
 }
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -46,10 +46,10 @@ describe('npm run bench -- --compare REV', () => {
 });
 
 /** `bench/main.ts --quick --compare REV --replay`, its exit status and output, and the comparison it wrote. */
-async function replayComparison(rev: string) {
+async function replayComparison(rev: string, extra: string[] = []) {
   const file = path.join(tmpdir(), `bench-replay-compare-${randomUUID()}.json`);
   try {
-    const run = await runEntry('bench/main.ts', ['--quick', '--compare', rev, '--replay', '--out', file], {}, 150_000);
+    const run = await runEntry('bench/main.ts', ['--quick', '--compare', rev, '--replay', '--out', file, ...extra], {}, 150_000);
     expect(run.code, run.stderr.slice(-2_000)).toBe(0);
     const { comparison } = JSON.parse(await readFile(file, 'utf8')) as { comparison: ReplayCompareResult };
     return { stdout: run.stdout, comparison };
@@ -72,14 +72,27 @@ describe('npm run bench -- --compare REV --replay', () => {
     expect(stdout).toMatch(/^HEAD .*\nworking tree .*\n {3}working tree ÷ HEAD: \d/m);
   }, 180_000);
 
-  it('leaves out, by name, a recorded history the revision\'s workflows do not replay', async () => {
-    // The commit before the status-per-turn patch cannot replay what was recorded with it.
-    const { comparison } = await replayComparison('c913823~1');
-    expect(comparison.skipped.map((s) => s.history)).toContain('status-per-turn');
-    expect(comparison.histories).not.toContain('status-per-turn');
+  it('replays the histories of --histories DIR, and leaves out by name one that a bundle does not replay', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bench-histories-'));
+    try {
+      const golden = path.join(import.meta.dirname, 'fixtures', 'histories', 'normal-turn.json');
+      await copyFile(golden, path.join(dir, 'normal-turn.json'));
+      // A session of a workflow type neither bundle has, as a history of another program would be.
+      const foreign = JSON.parse(await readFile(golden, 'utf8')) as { events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[] };
+      const started = foreign.events[0]?.workflowExecutionStartedEventAttributes?.workflowType;
+      if (!started) throw new Error('normal-turn.json does not start with its workflow type');
+      started.name = 'notAnAgentSession';
+      await writeFile(path.join(dir, 'foreign.json'), JSON.stringify(foreign));
+      const { comparison } = await replayComparison('HEAD', ['--histories', dir]);
+      expect(comparison.histories).toEqual(['normal-turn']);
+      expect(comparison.skipped.map((s) => s.history)).toEqual(['foreign']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 180_000);
 
-  it('is refused without --compare', () => {
+  it('is refused without --compare, and --histories without --replay', () => {
     expect(() => parseBenchArgs(['--replay'])).toThrow(/^bench: --replay goes with --compare REV/);
+    expect(() => parseBenchArgs(['--compare', 'HEAD', '--histories', 'x'])).toThrow(/^bench: --histories goes with --compare REV --replay/);
   });
 });
