@@ -5,6 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { McpConfig, McpServerConfig } from '../../config/mcp-config';
+import { VERSION } from '../../contracts/version';
 import { mcpFailure, unknownServer } from './mcp-failure';
 
 /** What a server said last on stderr, or what could not be read on its stdout: the clue a failure line carries. */
@@ -78,7 +79,7 @@ export class McpConnections {
       clue = `${clue} ${text}`.trim().slice(-CLUE_CHARS);
     };
     const transport = transportFor(server, note);
-    const client = new Client({ name: 'durable-agent-worker', version: '0.1.0' }, { jsonSchemaValidator: OUTPUT_UNCHECKED });
+    const client = new Client({ name: 'durable-agent-worker', version: VERSION }, { jsonSchemaValidator: OUTPUT_UNCHECKED });
     client.onerror = (error) => note(error.message);
     const connection: Connection = { client, clue: () => clue };
     client.onclose = () => {

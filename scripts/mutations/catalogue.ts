@@ -1039,7 +1039,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'package-doc-names-old-tarball',
     breaks: "docs/package.md's install command names a tarball that npm pack does not make",
     file: 'docs/package.md',
-    find: 'durable-agent-worker-0.1.0.tgz',
+    find: 'durable-agent-worker-0.2.0.tgz',
     replace: 'durable-agent-worker-0.0.9.tgz',
     killers: ['test/package.test.ts'],
     slow: true,
