@@ -6,7 +6,7 @@ import { Client } from '@temporalio/client';
 import { connectClientConnection } from '../connection/connect-client';
 import { loadConnectionConfig } from '../connection/connection-config';
 import { DEFAULT_DYNAMIC_CONFIG, findFreePort, startDevServer, type DevServer, type DevServerOptions } from '../harness/dev-server';
-import type { ScriptedLlm } from '../harness/scripted-llm/server';
+import type { ScriptedLlm } from '../testing/scripted-llm/server';
 import type { Bundle, Bundles } from './bundles';
 import { spawnBenchWorker, type BenchWorker } from './worker-handle';
 import type { WorkerTuning } from './worker-protocol';

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { allRunHistories, type RunHistory } from '../client/run-histories';
 import { readSessionLog } from '../client/log-chain';
-import type { ScriptedReply } from '../harness/scripted-llm/server';
+import type { ScriptedReply } from '../testing/scripted-llm/server';
 import { SESSION_WORKFLOW, endUpdate, sendUpdate } from '../contracts/api';
 import { jsonBytes } from '../contracts/log-pages';
 import type { agentSession } from '../workflows/session';

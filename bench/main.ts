@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { createToolRunner } from '../activities/tools';
-import { startScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm } from '../testing/scripted-llm/server';
 import { DEFAULT_DYNAMIC_CONFIG } from '../harness/dev-server';
 import { temporalCliPath } from '../harness/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';

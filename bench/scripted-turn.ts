@@ -1,4 +1,4 @@
-import type { ScriptedLlm, ScriptedReply } from '../harness/scripted-llm/server';
+import type { ScriptedLlm, ScriptedReply } from '../testing/scripted-llm/server';
 
 /** Three read-only calls per step, the same in every loop the benchmark compares. */
 const TOOL_STEP: ScriptedReply = {

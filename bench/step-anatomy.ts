@@ -1,5 +1,5 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { RecordedRequest } from '../harness/scripted-llm/server';
+import type { RecordedRequest } from '../testing/scripted-llm/server';
 import { median, round } from './stats';
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;

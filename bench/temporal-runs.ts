@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { ScriptedLlm } from '../harness/scripted-llm/server';
+import type { ScriptedLlm } from '../testing/scripted-llm/server';
 import { SESSION_WORKFLOW, endUpdate, sendUpdate, type TurnOutcome } from '../contracts/api';
 import { startSessionWithMessage } from '../client/sessions';
 import type { agentSession } from '../workflows/session';

@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.join(import.meta.dirname, '..');
 /** What tsconfig.build.json compiles: a change in any of these makes dist/ stale. */
-const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'tracing', 'worker', 'workflows', 'activities'];
+const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'tracing', 'worker', 'workflows', 'activities', 'testing'];
 /** The package's root entry (index.ts), compiled with them. */
 const SOURCE_FILES = ['index.ts'];
 /** Written by scripts/build.ts when everything else is in place. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Agent } from 'undici';
-import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import type { SessionLogCache } from '../activities/llm/session-log-cache';
 import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
 import { readWorkerFiles } from '../worker/config-files';

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { parseClientEnv } from '../client/config';
 import { bold, dim, formatConversation, green, red } from '../client/output';
 import { connectClient, runOnce, uiLink } from '../client/sessions';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { connectClientConnection } from '../connection/connect-client';
 import type { TemporalConnectionConfig } from '../connection/connection-config';
 import { DEFAULT_DB_FILE, startDevServer, type DevServer } from '../harness/dev-server';

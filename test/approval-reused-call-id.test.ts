@@ -15,7 +15,7 @@ import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, startSession, type SessionHandle } from '../client/sessions';
 import { startHttpTarget, type HttpTarget, type TargetRequest } from '../harness/http-target';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import type { WorkerProcess } from '../harness/worker-process';
 import { decideApprovalUpdate, sendUpdate, stateQuery, type PendingApproval, type TurnOutcome } from '../contracts/api';
 import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf, type SessionHandle, type TurnResult } from '../client/sessions';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { sendUpdate, type TurnOutcome } from '../contracts/api';

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { describeProgress, readProgress } from '../client/progress';
 import { endSession, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import type { SessionEvent } from '../contracts/session-log';
-import type { RecordedRequest } from '../harness/scripted-llm/server';
+import type { RecordedRequest } from '../testing/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';

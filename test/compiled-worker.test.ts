@@ -19,7 +19,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';
 import { DIST_DIR, ensureBuilt } from '../scripts/build';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { endSession, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
-import type { RecordedRequest } from '../harness/scripted-llm/server';
+import type { RecordedRequest } from '../testing/scripted-llm/server';
 import { stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import { useAgentHarness } from './support/agent-harness';

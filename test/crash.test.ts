@@ -15,7 +15,7 @@ import { Client, Connection, WorkflowUpdateStage, type WorkflowUpdateHandle } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf, type SessionHandle, type TurnResult } from '../client/sessions';
 import { startHttpTarget, type HttpTarget, type TargetRequest } from '../harness/http-target';
-import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { decideApprovalUpdate, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';

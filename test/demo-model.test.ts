@@ -7,14 +7,14 @@ import { anthropicRequestBody } from '../activities/llm/providers/anthropic';
 import type { AssistantMessage, LlmRequest, Message } from '../contracts/messages';
 import type { ProviderId } from '../contracts/model-ref';
 import { toolSpecs } from '../contracts/tools/registry';
-import { demoReply } from '../harness/scripted-llm/demo-model';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { demoReply } from '../testing/scripted-llm/demo-model';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
 import { useTempDir } from './support/temp-dir';
 
 /**
- * The scripted LLM's offline demo model (harness/scripted-llm/demo-model.ts): with no key
+ * The scripted LLM's offline demo model (testing/scripted-llm/demo-model.ts): with no key
  * and nothing scripted, a new user's own prompt gets an answer on every wire format, and
  * the README's tour runs as written.
  */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
-import { parseReplies } from '../harness/scripted-llm/script';
+import { parseReplies } from '../testing/scripted-llm/script';
 import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { ensureBuilt } from '../scripts/build';
 import { startHarness } from './support/agent-harness';
@@ -151,7 +151,7 @@ describe('docker-compose.yml', () => {
     for (const variable of ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'GEMINI_BASE_URL']) {
       expect(env[variable], variable).toMatch(new RegExp(`^\\$\\{${variable}:-http://scripted-llm:8787(/v1)?\\}$`));
     }
-    expect(commandText(service('scripted-llm'))).toBe('node bin/launch.js harness/scripted-llm/main.ts --host 0.0.0.0');
+    expect(commandText(service('scripted-llm'))).toBe('node bin/launch.js testing/scripted-llm/main.ts --host 0.0.0.0');
     expect(service('worker').command).toEqual(instructionsOf(runtimeStage, 'CMD')[0]?.exec);
   });
 

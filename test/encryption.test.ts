@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConnectionConfig } from '../connection/connection-config';
 import { connectClient, endSession, exportHistory, readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { startCodecServer, type CodecServer } from '../scripts/codec-server';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';

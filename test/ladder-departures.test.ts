@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery, type SessionInput } from '../contracts/api';
 import type { RetryPolicy } from '../contracts/retry-policy';
-import type { ScriptedReply } from '../harness/scripted-llm/server';
+import type { ScriptedReply } from '../testing/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';

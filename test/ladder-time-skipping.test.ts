@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, startSession, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, type SessionInput } from '../contracts/api';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../contracts/retry-policy';
-import type { ScriptedReply } from '../harness/scripted-llm/server';
+import type { ScriptedReply } from '../testing/scripted-llm/server';
 import type { WorkerEnv } from '../worker/config';
 import { eventually } from './support/eventually';
 import { startTimeSkippingAgent, type TimeSkippingAgent } from './support/time-skipping-agent';

@@ -5,7 +5,7 @@ import { LlmError } from '../activities/llm/llm-error';
 import { PROVIDER_STREAMS, type ProviderCall, type StreamProgress } from '../activities/llm/providers';
 import type { LlmRequest } from '../contracts/messages';
 import type { ProviderId } from '../contracts/model-ref';
-import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../testing/scripted-llm/server';
 
 /**
  * The three adapters against the scripted LLM: a real local HTTP server speaking each

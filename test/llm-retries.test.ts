@@ -4,7 +4,7 @@ import { readProgress } from '../client/progress';
 import { sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
 import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../contracts/api';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../contracts/retry-policy';
-import type { ScriptedReply } from '../harness/scripted-llm/server';
+import type { ScriptedReply } from '../testing/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { retryQueryTimeouts } from '../client/query-timeout-retry';
 import { workflowBundle } from '../harness/local-agent';
-import type { RecordedRequest } from '../harness/scripted-llm/server';
+import type { RecordedRequest } from '../testing/scripted-llm/server';
 import { stateQuery, type SessionState } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';

@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, type SessionHandle, type TurnResult } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../harness/http-target';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { conversationOf } from '../contracts/conversation';

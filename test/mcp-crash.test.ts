@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, turnOutcomeOf, type TurnResult } from '../client/sessions';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { sendUpdate } from '../contracts/api';

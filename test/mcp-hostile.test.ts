@@ -15,7 +15,7 @@ import { readLog, sendAndWait, startSession, type SessionHandle } from '../clien
 import { decideApprovalUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import type { McpTool } from '../contracts/tools/mcp-tools';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import type { WorkerProcess } from '../harness/worker-process';
 import { eventually } from './support/eventually';
 import { hostileServer, writeMcpConfig } from './support/mcp/servers';

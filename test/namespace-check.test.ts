@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
 import { temporalCliPath } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_INSTRUCTION, compactionMessages } from '../activities/llm/compaction-request';
 import { LlmError } from '../activities/llm/llm-error';
 import { PROVIDER_STREAMS } from '../activities/llm/providers';
-import { requestTokens } from '../harness/scripted-llm/context-window';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { requestTokens } from '../testing/scripted-llm/context-window';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import type { AssistantMessage, Message } from '../contracts/messages';
 import type { ProviderId } from '../contracts/model-ref';
 
@@ -328,7 +328,7 @@ describe('the control API for windows and compactions', () => {
 
 describe('the command line', () => {
   const start = (args: string[], env: Record<string, string> = {}) =>
-    spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0', ...args], {
+    spawn(process.execPath, ['bin/launch.js', 'testing/scripted-llm/main.ts', '--port', '0', ...args], {
       cwd: new URL('..', import.meta.url).pathname,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Holds } from '../harness/scripted-llm/holds';
-import { DEFAULT_HOLD_TIMEOUT_MS } from '../harness/scripted-llm/playback';
-import type { RequestOutcome } from '../harness/scripted-llm/request-log';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { Holds } from '../testing/scripted-llm/holds';
+import { DEFAULT_HOLD_TIMEOUT_MS } from '../testing/scripted-llm/playback';
+import type { RequestOutcome } from '../testing/scripted-llm/request-log';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { eventually } from './support/eventually';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- wire frames are checked field by field */
@@ -912,7 +912,7 @@ describe('control API', () => {
 
 describe('command line', () => {
   it('prints its URL, serves the control API and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0'], {
+    const child = spawn(process.execPath, ['bin/launch.js', 'testing/scripted-llm/main.ts', '--port', '0'], {
       cwd: new URL('..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -938,7 +938,7 @@ describe('command line', () => {
 
   it('refuses a non-loopback host unless SCRIPTED_LLM_ALLOW_NON_LOOPBACK=1 opts in (docker-compose does)', async () => {
     const run = (env: Record<string, string>) => {
-      const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0', '--host', '0.0.0.0'], {
+      const child = spawn(process.execPath, ['bin/launch.js', 'testing/scripted-llm/main.ts', '--port', '0', '--host', '0.0.0.0'], {
         cwd: new URL('..', import.meta.url).pathname,
         env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -962,7 +962,7 @@ describe('command line', () => {
 
   it('answers a model with nothing scripted as the demo model, and with --refuse-unscripted refuses it with the loud 400', async () => {
     const start = async (...flags: string[]) => {
-      const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', '0', ...flags], {
+      const child = spawn(process.execPath, ['bin/launch.js', 'testing/scripted-llm/main.ts', '--port', '0', ...flags], {
         cwd: new URL('..', import.meta.url).pathname,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -991,7 +991,7 @@ describe('command line', () => {
   }, 20_000);
 
   it('stops with one line naming the flag when the port is not a number', async () => {
-    const child = spawn(process.execPath, ['bin/launch.js', 'harness/scripted-llm/main.ts', '--port', 'eighty'], {
+    const child = spawn(process.execPath, ['bin/launch.js', 'testing/scripted-llm/main.ts', '--port', 'eighty'], {
       cwd: new URL('..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportHistory, readLog } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../harness/http-target';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';

@@ -15,7 +15,7 @@ import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@t
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportHistory } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../harness/http-target';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { WORKFLOWS_PATH } from '../worker/create-worker';

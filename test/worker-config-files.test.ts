@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession } from '../client/sessions';
 import { spendOf } from '../contracts/spend';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
 import { startHttpMcpServer, type TestHttpMcpServer } from './support/mcp/servers';

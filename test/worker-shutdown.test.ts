@@ -7,7 +7,7 @@ import { Client, Connection, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLog, sendAndWait, startSession } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../harness/http-target';
-import { startScriptedLlm, type ScriptedLlm } from '../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { findFreePort, startDevServer } from '../harness/dev-server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';

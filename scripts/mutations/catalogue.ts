@@ -87,7 +87,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'scripted-llm-ignores-tool-choice',
     breaks: 'the scripted LLM streams a tool call in answer to a request that forbids tool calls, which no provider does',
-    file: 'harness/scripted-llm/wire/tool-choice.ts',
+    file: 'testing/scripted-llm/wire/tool-choice.ts',
     find: '  if (plan.calls.length === 0) return plan;',
     replace: '  return plan;',
     killers: ['test/scripted-llm-compaction.test.ts'],
@@ -1055,7 +1055,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-off',
     breaks: 'with no key and nothing scripted, a prompt of your own gets the loud 400 instead of the offline demo model',
-    file: 'harness/scripted-llm/server.ts',
+    file: 'testing/scripted-llm/server.ts',
     find: '  const demo = opts.demo ?? true;',
     replace: '  const demo = opts.demo ?? false;',
     killers: ['test/demo-model.test.ts'],
@@ -1064,7 +1064,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-ignores-tool-results',
     breaks: 'the demo model calls its tool again after the result is there, so a turn never ends with an answer',
-    file: 'harness/scripted-llm/demo-model.ts',
+    file: 'testing/scripted-llm/demo-model.ts',
     find: '  if (conversation.results.length > 0) {',
     replace: '  if (conversation.results.length < 0) {',
     killers: ['test/demo-model.test.ts'],
@@ -1073,7 +1073,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-calls-unoffered-tool',
     breaks: 'the demo model calls a tool the session does not offer, which the worker refuses',
-    file: 'harness/scripted-llm/demo-model.ts',
+    file: 'testing/scripted-llm/demo-model.ts',
     find: '  if (!conversation.tools.includes(intent.call.name)) {',
     replace: '  if (conversation.tools.length < 0) {',
     killers: ['test/demo-model.test.ts', 'test/fuzz/demo-model.test.ts'],
@@ -1082,7 +1082,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-random-call-ids',
     breaks: 'the demo model answers the same request with a different call id, so a retried step is not the step it retries',
-    file: 'harness/scripted-llm/demo-model.ts',
+    file: 'testing/scripted-llm/demo-model.ts',
     find: ".update(JSON.stringify(body))",
     replace: ".update(JSON.stringify(body) + Math.random())",
     killers: ['test/demo-model.test.ts', 'test/fuzz/demo-model.test.ts'],
@@ -1091,7 +1091,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-reads-whole-prompt',
     breaks: "the demo model runs its patterns over the whole of a long prompt, and backtracks for seconds before it answers",
-    file: 'harness/scripted-llm/demo-model.ts',
+    file: 'testing/scripted-llm/demo-model.ts',
     find: '  const prompt = whole.slice(0, PROMPT_CHARS);',
     replace: '  const prompt = whole;',
     killers: ['test/demo-model.test.ts'],
@@ -1102,7 +1102,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-write-pattern-backtracks',
     breaks: 'the pattern for "write X to FILE" can split a run of spaces many ways, and takes seconds over a prompt of spaces',
-    file: 'harness/scripted-llm/demo-model.ts',
+    file: 'testing/scripted-llm/demo-model.ts',
     find: String.raw`const WRITE_BARE = /\b(?:write|save)\s+(\S.*?)\s+(?:to|into)`,
     replace: String.raw`const WRITE_BARE = /\b(?:write|save)\s+(.+?)\s+(?:to|into)`,
     killers: ['test/demo-model.test.ts'],
@@ -1113,7 +1113,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'demo-model-beats-script',
     breaks: 'the demo model answers a model whose test scripted a reply, instead of the scripted reply',
-    file: 'harness/scripted-llm/server.ts',
+    file: 'testing/scripted-llm/server.ts',
     find: '    const scripted = queues.shift(model);',
     replace: '    const scripted = demo ? undefined : queues.shift(model);',
     killers: ['test/demo-model.test.ts'],
@@ -1122,7 +1122,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'loud-refusal-not-opt-in',
     breaks: 'a test (or npm run llm -- --refuse-unscripted) that opts into the loud refusal still gets the demo model',
-    file: 'harness/scripted-llm/server.ts',
+    file: 'testing/scripted-llm/server.ts',
     find: '  const demo = opts.demo ?? true;',
     replace: '  const demo = true;',
     killers: ['test/scripted-llm.test.ts'],
@@ -1131,7 +1131,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'hold-gives-up-early',
     breaks: "the scripted LLM's held request plays before its hold timeout, so a test that holds a call in flight loses it",
-    file: 'harness/scripted-llm/holds.ts',
+    file: 'testing/scripted-llm/holds.ts',
     find: "      const timer = setTimeout(() => done('timed-out'), timeoutMs);",
     replace: "      const timer = setTimeout(() => done('timed-out'), timeoutMs - 1);",
     killers: ['test/scripted-llm.test.ts'],

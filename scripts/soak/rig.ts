@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startLocalAgent } from '../../harness/local-agent';
-import { startScriptedLlm, type ScriptedLlm } from '../../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server';
 import { PROJECT_ROOT } from '../../harness/temporal-binaries';
 import { agentWorkerEnv } from '../../harness/worker-env';
 import { spawnWorker, type WorkerProcess } from '../../harness/worker-process';

@@ -1,4 +1,4 @@
-import type { ScriptedReply } from '../../harness/scripted-llm/server';
+import type { ScriptedReply } from '../../testing/scripted-llm/server';
 
 /**
  * The soak's failure mix: what one turn of a session meets. Each scenario scripts the replies

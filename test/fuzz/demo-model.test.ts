@@ -1,5 +1,5 @@
 /**
- * Fuzzes the scripted LLM's offline demo model (harness/scripted-llm/demo-model.ts), which
+ * Fuzzes the scripted LLM's offline demo model (testing/scripted-llm/demo-model.ts), which
  * answers whatever request reaches a model with nothing scripted. Pure, so many cases:
  * any JSON body is answered with a reply the script schema accepts, never a throw (which
  * the server would turn into a 500); and for the agent's own conversations, in each
@@ -15,8 +15,8 @@ import { openAiRequestBody } from '../../activities/llm/providers/openai';
 import type { LlmRequest, Message, ToolResultCode } from '../../contracts/messages';
 import type { ProviderId } from '../../contracts/model-ref';
 import { toolSpecs } from '../../contracts/tools/registry';
-import { demoReply } from '../../harness/scripted-llm/demo-model';
-import { ScriptedReplySchema } from '../../harness/scripted-llm/script';
+import { demoReply } from '../../testing/scripted-llm/demo-model';
+import { ScriptedReplySchema } from '../../testing/scripted-llm/script';
 import { assertProperty } from '../support/fuzz';
 
 const PROVIDERS: ProviderId[] = ['anthropic', 'openai', 'google'];

@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
 import { afterAll, beforeAll } from 'vitest';
-import { startScriptedLlm, type ScriptedLlm } from '../../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server';
 
 /**
  * For tests that call the LLM activity directly: a scripted LLM for the file, started in

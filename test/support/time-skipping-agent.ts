@@ -4,7 +4,7 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { createLlmActivities } from '../../activities/llm/activity';
 import { workflowBundle } from '../../harness/local-agent';
-import { startScriptedLlm, type ScriptedLlm } from '../../harness/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm } from '../../testing/scripted-llm/server';
 import { parseWorkerEnv, type WorkerEnv } from '../../worker/config';
 import { readWorkerFiles } from '../../worker/config-files';
 import { createAgentWorker, logCacheFor } from '../../worker/create-worker';

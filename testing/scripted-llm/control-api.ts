@@ -97,7 +97,7 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, u
     return sendJson(res, 400, { error: `the model in ${url.pathname} is not valid URL encoding` });
   }
   if (!model || model.startsWith('_')) {
-    return sendJson(res, 404, { error: `no control route ${method} ${url.pathname}; see harness/scripted-llm/control-api.ts` });
+    return sendJson(res, 404, { error: `no control route ${method} ${url.pathname}; see testing/scripted-llm/control-api.ts` });
   }
 
   switch (method) {
