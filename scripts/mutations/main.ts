@@ -1,12 +1,17 @@
 /**
- * `npm run test:mutations [-- [--quick] NAME…]`: proves the tests bite (`--quick`, CI's cut,
- * leaves out the mutations marked slow). Each mutation in the
+ * `npm run test:mutations [-- [--quick] [--baseline-report FILE] NAME…]`: proves the tests
+ * bite (`--quick`, CI's cut, leaves out the mutations marked slow). Each mutation in the
  * catalogue breaks one promise in a temporary copy of the tree, and the test files that
  * prove that promise must then fail. The unbroken copy runs those files first: a mutation
  * is killed when a test that passed unbroken fails broken, so a test that fails anyway
  * (someone's work in progress, a flaky machine) never counts as a kill. Prints a table;
  * any survivor, or a mutation that no longer applies, stops a test file from loading or
  * has no passing test to judge it, fails the check.
+ *
+ * `--baseline-report FILE` takes the unbroken verdicts from a vitest JSON report of this same
+ * tree instead (CI passes the one `npm test` wrote a moment before, against a server set up
+ * as this one is): the files it holds are not run again unbroken, which is minutes of CI.
+ * Only files the report lacks get a baseline run of their own.
  *
  * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
  * honours), so each mutation costs its test files and one workflow bundle, not a server.
@@ -28,7 +33,10 @@ const LOGS = path.join(PROJECT_ROOT, 'test-results', 'mutations');
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const wanted = args.filter((a) => a !== '--quick');
+  const reportAt = args.indexOf('--baseline-report');
+  const baselineReport = reportAt === -1 ? undefined : args[reportAt + 1];
+  if (reportAt !== -1 && (baselineReport === undefined || baselineReport.startsWith('--'))) throw new Error('--baseline-report needs the path of a vitest JSON report');
+  const wanted = args.filter((a, i) => a !== '--quick' && i !== reportAt && i !== reportAt + 1);
   const unknown = wanted.filter((name) => !MUTATIONS.some((m) => m.name === name));
   if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}; known: ${MUTATIONS.map((m) => m.name).join(', ')}`);
   const named = wanted.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => wanted.includes(m.name));
@@ -45,7 +53,7 @@ async function main(): Promise<void> {
   if (!tree) throw new Error('no copy of the tree');
   const env = { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, TEMPORAL_TEST_SERVER_PATH: testServer, TEMPORAL_CLI_PATH: cli };
   try {
-    const baseline = await vitest(tree, env, 'baseline', [...new Set(selected.flatMap((m) => m.killers))]);
+    const baseline = await unbrokenVerdicts(tree, env, [...new Set(selected.flatMap((m) => m.killers))], baselineReport);
     if (baseline.tests.size === 0) throw new Error(`the unbroken copy ran no test; see ${baseline.log}`);
     const verdicts = new Map<Mutation, { mutation: Mutation; verdict: Verdict; detail: string }>();
     const queue = [...selected];
@@ -105,6 +113,22 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation,
   }
 }
 
+/**
+ * How the killer files fare unbroken: from the given report for the files it holds (a file
+ * that failed to load there counts as absent), from a run in the copy for the others.
+ */
+async function unbrokenVerdicts(tree: TreeCopy, env: NodeJS.ProcessEnv, files: string[], reportFile: string | undefined): Promise<RunResult> {
+  if (reportFile === undefined) return vitest(tree, env, 'baseline', files);
+  const reported = await readReport(path.resolve(reportFile), PROJECT_ROOT);
+  if (reported === undefined) throw new Error(`--baseline-report ${reportFile} is not a vitest JSON report`);
+  const covered = new Set([...reported.tests.keys()].map((test) => test.slice(0, test.indexOf(' > '))));
+  const missing = files.filter((file) => !covered.has(file));
+  console.log(`mutations: unbroken verdicts of ${files.length - missing.length} file(s) from ${reportFile}${missing.length > 0 ? `; running the other ${missing.length}` : ''}`);
+  if (missing.length === 0) return { tests: reported.tests, unloaded: new Set(), log: reportFile };
+  const run = await vitest(tree, env, 'baseline', missing);
+  return { tests: new Map([...reported.tests, ...run.tests]), unloaded: run.unloaded, log: run.log };
+}
+
 type TestStatus = 'passed' | 'failed' | 'skipped';
 
 interface RunResult {
@@ -135,19 +159,26 @@ async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, file
   } finally {
     await out.close();
   }
+  const parsed = await readReport(report, tree.root);
+  return { tests: parsed?.tests ?? new Map(), unloaded: parsed?.unloaded ?? new Set(), log };
+}
+
+/** A vitest JSON report's tests, by `file > full name` with the file relative to `root`; undefined when there is no readable report. */
+async function readReport(report: string, root: string): Promise<Omit<RunResult, 'log'> | undefined> {
   const parsed = await readFile(report, 'utf8').then(
     (text) => JSON.parse(text) as VitestReport,
     () => undefined,
   );
+  if (parsed === undefined) return undefined;
   const tests = new Map<string, TestStatus>();
   const unloaded = new Set<string>();
-  for (const file of parsed?.testResults ?? []) {
-    const relative = path.relative(tree.root, file.name);
+  for (const file of parsed.testResults ?? []) {
+    const relative = path.relative(root, file.name);
     const assertions = file.assertionResults ?? [];
     for (const a of assertions) tests.set(`${relative} > ${a.fullName}`, a.status === 'passed' ? 'passed' : a.status === 'failed' ? 'failed' : 'skipped');
     if (assertions.length === 0 && file.status === 'failed') unloaded.add(relative);
   }
-  return { tests, unloaded, log };
+  return { tests, unloaded };
 }
 
 function printTable(rows: { mutation: Mutation; verdict: Verdict }[]): void {
