@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const reportAt = args.indexOf('--baseline-report');
   const baselineReport = reportAt === -1 ? undefined : args[reportAt + 1];
   if (reportAt !== -1 && (baselineReport === undefined || baselineReport.startsWith('--'))) throw new Error('--baseline-report needs the path of a vitest JSON report');
-  const wanted = args.filter((a, i) => a !== '--quick' && i !== reportAt && i !== reportAt + 1);
+  const wanted = args.filter((a, i) => a !== '--quick' && (reportAt === -1 || (i !== reportAt && i !== reportAt + 1)));
   const unknown = wanted.filter((name) => !MUTATIONS.some((m) => m.name === name));
   if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}; known: ${MUTATIONS.map((m) => m.name).join(', ')}`);
   const named = wanted.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => wanted.includes(m.name));
