@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { entryArgs } from './cli';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 
@@ -15,11 +16,12 @@ export interface RunningCli {
 
 /**
  * A project entry point (`client/main.ts`) running in the background, for commands that
- * follow a session (`watch`, `send --wait`) while the test acts on it. `runEntry` in
- * cli.ts is the one for commands that just run to the end.
+ * follow a session (`watch`, `send --wait`) while the test acts on it, started as
+ * `runEntry` in cli.ts starts it (through the launcher); that one is for commands that
+ * just run to the end.
  */
 export function spawnEntry(entry: string, args: string[], env: Record<string, string>): RunningCli {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
+  const child = spawn(process.execPath, entryArgs(entry, args), {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
