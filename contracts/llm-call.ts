@@ -1,4 +1,5 @@
 import { defineQuery } from '@temporalio/workflow';
+import { z } from 'zod';
 import type { AssistantMessage, LlmRequest } from './messages';
 import type { SessionRetryPolicy } from './retry-policy';
 
@@ -49,9 +50,37 @@ export interface LlmCallInput {
    * result it holds, of the cut's own turn too.
    */
   clearToolResultsAfter?: number;
-  /** The policy when the call was scheduled; the activity prefers the session's live one (see `retryPolicyQuery`). */
+  /**
+   * The policy this call retries by, the session's when it was scheduled. The activity
+   * learns it only here: a `setRetryPolicy` while the call is pending reaches it through
+   * the workflow, which cancels the call and schedules it again with the new policy and
+   * `ladder` (workflows/llm-call-schedules.ts).
+   */
   retryPolicy: SessionRetryPolicy;
+  /** What earlier schedules of this same call spent of its ladder; absent on its first schedule. */
+  ladder?: LadderSoFar;
 }
+
+/**
+ * The ladder a call carries from one schedule to the next, so its budget and its retry
+ * count go on from its first failure rather than start again. The activity answers a
+ * cancel with it (in the cancellation's details); the workflow passes it to the next
+ * schedule.
+ */
+export const LadderSoFarSchema = z
+  .object({
+    /** When the call's first attempt failed, on the server's clock. */
+    firstFailureAt: z.number().int().nonnegative().optional(),
+    /** Attempts already made, counted across schedules. */
+    attempts: z.number().int().nonnegative(),
+    /**
+     * Wait this long before the first request: the schedule before was cancelled while
+     * Temporal waited to retry it, and that wait's end went with it.
+     */
+    waitMs: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+export type LadderSoFar = z.infer<typeof LadderSoFarSchema>;
 
 export interface LlmActivities {
   callLlm(input: LlmCallInput): Promise<AssistantMessage>;
@@ -65,16 +94,11 @@ export type LlmSettings = Omit<LlmRequest, 'model' | 'messages'>;
 
 export const llmSettingsQuery = defineQuery<LlmSettings>('llmSettings');
 
-/**
- * The session's retry policy right now. The activity asks at each failure, so switching
- * retries off takes effect on the very next failure, also of a call already retrying.
- */
-export const retryPolicyQuery = defineQuery<SessionRetryPolicy>('retryPolicy');
-
 /** What the LLM activity heartbeats: its retry bookkeeping and the stream's progress, for `watch`. */
 export interface LlmHeartbeat {
   /** Carried across attempts in heartbeat details: the retry budget is measured from it. */
   firstFailureAt?: number;
+  /** Counted across the call's schedules (see `ladder`). */
   attempt: number;
   bytes: number;
   toolCalls: number;

@@ -61,25 +61,43 @@ export function policyInForce(policy: SessionRetryPolicy | 'default'): SessionRe
 }
 
 /**
+ * Rung `retry` (1-based) of the ladder before jitter: `min(baseDelayMs × 2^(retry−1), maxDelayMs)`,
+ * so 1, 2, 4, 8, 16, 30, 30… s by default. The one place the ladder's shape is written: the
+ * activity jitters it (activities/llm/backoff.ts) and Temporal is given its floors below.
+ */
+export function rungMs(retry: number, policy: RetryPolicy): number {
+  // 2^(retry−1) overflows to Infinity around retry 1025; min() keeps that harmless.
+  return Math.min(policy.baseDelayMs * 2 ** Math.max(0, retry - 1), policy.maxDelayMs);
+}
+
+/** Whether two policies are the same rules: a change to the same values reschedules nothing. */
+export function samePolicy(a: SessionRetryPolicy, b: SessionRetryPolicy): boolean {
+  if (a === null || b === null) return a === b;
+  return (Object.keys(RETRY_LIMITS) as (keyof RetryPolicy)[]).every((field) => a[field] === b[field]);
+}
+
+/**
  * The Temporal retry policy for one LLM call. The activity steers every retry itself
  * with `nextRetryDelay` (jitter, server-stated floors) and stops the ladder with a
  * non-retryable failure carrying its reason (retries off, count, budget, too-long waits),
- * by the session's live policy. So Temporal allows as many attempts as any policy may:
- * a policy raised while the call runs (`off` to `default`) is not capped by the one it
- * was scheduled with.
+ * by the policy in its input. So Temporal allows as many attempts as any policy may, and
+ * the ladder's count is the activity's.
  *
  * The intervals only time the retry after a LOST attempt (worker gone, heartbeat
  * timeout), which never reaches the activity's own ladder. Temporal knows no jitter, so
  * it is given the lower half of each rung (the rung's floor under equal jitter: 0.5, 1,
  * 2, 4, 8 s, then 15 s by default) and the retried attempt waits the random upper half
  * itself before it sends anything (activities/llm/backoff.ts): a fleet of workers that
- * lost their attempts together does not come back together.
+ * lost their attempts together does not come back together. A call scheduled again
+ * after `attemptsSoFar` attempts (its policy changed while it was pending) starts its
+ * intervals at the rung it has reached, so Temporal's n-th retry of it waits the floor of
+ * the ladder's rung `attemptsSoFar + n`.
  */
-export function temporalRetryPolicyFor(policy: SessionRetryPolicy) {
+export function temporalRetryPolicyFor(policy: SessionRetryPolicy, attemptsSoFar = 0) {
   const intervals = policy ?? DEFAULT_RETRY_POLICY;
   return {
     maximumAttempts: RETRY_LIMITS.maxRetries.max + 1,
-    initialInterval: lowerHalf(intervals.baseDelayMs),
+    initialInterval: lowerHalf(rungMs(attemptsSoFar + 1, intervals)),
     backoffCoefficient: 2,
     maximumInterval: lowerHalf(intervals.maxDelayMs),
     nonRetryableErrorTypes: [...NON_RETRYABLE_LLM_ERROR_TYPES, SDK_PAYLOADS_TOO_LARGE],

@@ -154,6 +154,21 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
+  /**
+   * The retry policy changed while the LLM call waits for its retry: the Update lands
+   * between two attempts of one pending activity.
+   */
+  'retry-policy-mid-call': async (agent) => {
+    agent.llm.script('retry-policy-mid-call', { kind: 'status', status: 529, headers: { 'retry-after': '2' } }, { kind: 'text', text: 'recovered' });
+    const session = await start(agent, 'retry-policy-mid-call');
+    const update = await session.startUpdate(sendUpdate, { args: [{ text: 'hello' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await agent.llm.waitForRequests(1, { model: 'retry-policy-mid-call' });
+    await waitUntil('the call to wait for its retry', async () => (await session.describe()).raw.pendingActivities?.[0]?.attempt === 2);
+    await session.executeUpdate(setRetryPolicyUpdate, { args: [{ maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 30_000, budgetMs: 240_000, maxServerWaitMs: 60_000 }] });
+    await update.result();
+    await endSession(session);
+    return session.workflowId;
+  },
   /** A human denies a side-effecting call: it does not run, and the model reads why. */
   'approval-denied': async (agent, target) => {
     agent.llm.script(

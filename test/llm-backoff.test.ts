@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { admitAfterLostAttempt, backoffDelayMs, decideRetry, fallbackIntervalMs, type AdmissionInput, type RetryInput } from '../activities/llm/backoff';
+import { admitAfterLostAttempt, backoffDelayMs, decideRetry, type AdmissionInput, type RetryInput } from '../activities/llm/backoff';
 import { LlmError } from '../activities/llm/llm-error';
 import type { LlmErrorType } from '../contracts/errors';
-import { DEFAULT_RETRY_POLICY, RetryPolicySchema, type RetryPolicy } from '../contracts/retry-policy';
+import { DEFAULT_RETRY_POLICY, RetryPolicySchema, temporalRetryPolicyFor, type RetryPolicy } from '../contracts/retry-policy';
 
 const policy = DEFAULT_RETRY_POLICY;
 const fixed = (x: number) => () => x;
@@ -190,31 +190,39 @@ describe('decideRetry', () => {
   });
 });
 
-describe('a retry after a lost attempt (Temporal waited its fallback interval, the jitter\'s floor)', () => {
-  const admit = (over: Partial<AdmissionInput> = {}) =>
-    admitAfterLostAttempt({ policy, scheduledPolicy: policy, attempt: 2, firstFailureAtMs: 1_000_000, nowMs: 1_000_000, random: fixed(0.5), ...over });
+/**
+ * What Temporal waits before its retry `retry` of an activity with this retry policy, by the
+ * formula Temporal documents: the test states it, the product only hands Temporal the floors.
+ */
+function temporalWaitMs(retry: number, policy: RetryPolicy, attemptsSoFar = 0): number {
+  const { initialInterval, backoffCoefficient, maximumInterval } = temporalRetryPolicyFor(policy, attemptsSoFar);
+  return Math.min(initialInterval * backoffCoefficient ** (retry - 1), maximumInterval);
+}
+
+describe('a retry after a lost attempt (Temporal waited the rung\'s floor, all it can express of equal jitter)', () => {
+  const admit = (over: Partial<AdmissionInput> = {}) => admitAfterLostAttempt({ policy, attempt: 2, firstFailureAtMs: 1_000_000, nowMs: 1_000_000, random: fixed(0.5), ...over });
 
   it('Temporal waits the lower half of each rung of the default ladder: 0.5, 1, 2, 4, 8 s, then 15 s', () => {
-    expect(Array.from({ length: 10 }, (_, i) => fallbackIntervalMs(i + 1, policy))).toEqual([500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000, 15_000, 15_000]);
-    expect(fallbackIntervalMs(3, null)).toBe(2_000);
+    expect(Array.from({ length: 10 }, (_, i) => temporalWaitMs(i + 1, policy))).toEqual([500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000, 15_000, 15_000]);
   });
 
   it('waits the random upper half itself, so floor plus wait is the jittered delay of an ordinary retry', () => {
     for (const [retry, r] of [[1, 0], [1, 0.5], [1, 1], [3, 0.25], [6, 0.9], [10, 1]] as const) {
       const admission = admit({ attempt: retry + 1, random: fixed(r) });
-      expect(admission.admit && fallbackIntervalMs(retry, policy) + admission.waitMs).toBe(Math.ceil(backoffDelayMs(retry, policy, fixed(r))));
+      expect(admission.admit && temporalWaitMs(retry, policy) + admission.waitMs).toBe(Math.ceil(backoffDelayMs(retry, policy, fixed(r))));
     }
     expect(admit({ attempt: 7, random: fixed(1) })).toEqual({ admit: true, waitMs: 15_000 });
     expect(admit({ attempt: 7, random: fixed(0) })).toEqual({ admit: true, waitMs: 0 });
   });
 
-  it('follows the live policy\'s rung above what Temporal waited for the scheduled one', () => {
-    const slower: RetryPolicy = { ...policy, baseDelayMs: 4_000 };
-    // Temporal waited 500 ms (the default's floor); the live rung is 4 s, 3 s at this jitter.
-    expect(admit({ policy: slower, random: fixed(0.5) })).toEqual({ admit: true, waitMs: 2_500 });
+  it('keeps to the ladder\'s rung in a call scheduled again after 3 attempts: Temporal starts its floors at rung 4', () => {
+    // Temporal's first retry of the new schedule is the call's retry 4: 4 s floor, 8 s rung.
+    expect([1, 2, 3].map((retry) => temporalWaitMs(retry, policy, 3))).toEqual([4_000, 8_000, 15_000]);
+    const admission = admit({ attempt: 3 + 2, random: fixed(1) });
+    expect(admission.admit && temporalWaitMs(1, policy, 3) + admission.waitMs).toBe(backoffDelayMs(4, policy, fixed(1)));
   });
 
-  it('stops by the live policy before any wait: retries off, the retry count, the budget judged at the end of the wait', () => {
+  it('stops by the policy before any wait: retries off, the retry count, the budget judged at the end of the wait', () => {
     expect(admit({ policy: null })).toEqual({ admit: false, reason: 'retry_off' });
     expect(admit({ attempt: 12 })).toEqual({ admit: false, reason: 'max_retries' });
     expect(admit({ attempt: 11 }).admit).toBe(true);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NON_RETRYABLE_LLM_ERROR_TYPES } from '../contracts/errors';
-import { DEFAULT_RETRY_POLICY, RETRY_LIMITS, RetryPolicySchema, SessionRetryPolicySchema, temporalRetryPolicyFor } from '../contracts/retry-policy';
+import { DEFAULT_RETRY_POLICY, RETRY_LIMITS, RetryPolicySchema, samePolicy, SessionRetryPolicySchema, temporalRetryPolicyFor } from '../contracts/retry-policy';
 
 describe('the retry policy', () => {
   it('defaults to the ladder: 1 s base, 30 s cap, 10 retries, 240 s budget, 60 s server-wait ceiling', () => {
@@ -23,7 +23,7 @@ describe('the retry policy', () => {
     expect(RetryPolicySchema.safeParse({ ...DEFAULT_RETRY_POLICY, maxRetries: 2.5 }).success).toBe(false);
   });
 
-  it('lets a session opt out with null, and still gives Temporal room for a policy raised mid-call: the activity stops the ladder', () => {
+  it('lets a session opt out with null, and still gives Temporal room for every attempt a policy may allow: the activity stops the ladder', () => {
     expect(SessionRetryPolicySchema.parse(null)).toBeNull();
     expect(temporalRetryPolicyFor(null)).toEqual({ ...temporalRetryPolicyFor(DEFAULT_RETRY_POLICY), maximumAttempts: RETRY_LIMITS.maxRetries.max + 1 });
     expect(temporalRetryPolicyFor({ ...DEFAULT_RETRY_POLICY, maxRetries: 2 }).maximumAttempts).toBe(RETRY_LIMITS.maxRetries.max + 1);
@@ -38,5 +38,12 @@ describe('the retry policy', () => {
       nonRetryableErrorTypes: ['auth_error', 'invalid_request', 'context_overflow', 'unknown', 'quota_exceeded', 'content_blocked', 'PayloadsTooLarge'],
     });
     expect(NON_RETRYABLE_LLM_ERROR_TYPES).toHaveLength(6);
+  });
+
+  it('tells a change of rules from the same rules sent again, which reschedules no pending call', () => {
+    expect(samePolicy({ ...DEFAULT_RETRY_POLICY }, DEFAULT_RETRY_POLICY)).toBe(true);
+    expect(samePolicy(null, null)).toBe(true);
+    expect(samePolicy(null, DEFAULT_RETRY_POLICY)).toBe(false);
+    expect(samePolicy({ ...DEFAULT_RETRY_POLICY, budgetMs: 60_000 }, DEFAULT_RETRY_POLICY)).toBe(false);
   });
 });

@@ -21,7 +21,7 @@ import type { LlmCallRequest, Session } from './session-run';
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
 /** What a compaction reads and writes of its session: the request's frame is the session's LLM settings. */
-type CompactingSession = Pick<Session, 'config' | 'log' | 'settings' | 'budget' | 'append' | 'callLlm'>;
+type CompactingSession = Pick<Session, 'config' | 'log' | 'settings' | 'budget' | 'append' | 'callLlm' | 'llmCalls'>;
 
 /**
  * Runs a session's compactions: the decisions are compaction.ts's, the call is an LLM
@@ -131,6 +131,8 @@ export class ContextCompactor {
     // table changed the decision) fails loudly on the id instead of going on with another log.
     const id = `compact-${throughSeq}`;
     const answer = await this.#session.callLlm(summaryLine, call, id).catch((error: unknown) => {
+      // A policy change cancelled the call: it goes on, scheduled again (llm-call-schedules.ts).
+      if (this.#session.llmCalls.cancelledForPolicy(error)) return this.#session.llmCalls.answer(this.#session.llmCalls.again(error));
       // The conversation up to the cut is itself too long (a huge tool result in the last
       // ended turn, say): once more with every large tool result it holds sent as its one
       // line, or every later step would overflow the same way. -1 reaches the cut's own
@@ -138,7 +140,8 @@ export class ContextCompactor {
       // continuing as new); the running turn is past the cut either way. The decision
       // follows the recorded failure, so a replay takes the same path.
       if (!isContextOverflow(error)) throw error;
-      return this.#session.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, `${id}-cleared`);
+      // Awaited as it is, so its answer comes when it always did: a policy change leaves it on its own policy.
+      return this.#session.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, `${id}-cleared`, false);
     });
     const summary = answer.text;
     const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });

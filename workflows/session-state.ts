@@ -168,7 +168,7 @@ export class SessionState {
     this.#endRequested = true;
   }
 
-  /** `setRetryPolicy`: the LLM calls scheduled from now on retry by this policy. */
+  /** `setRetryPolicy`: the LLM calls retry by this policy from now on, a pending one too (llm-call-schedules.ts). */
   setRetryPolicy(policy: SessionRetryPolicy | 'default'): void {
     this.#retryPolicy = policy;
   }

@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import type { LlmErrorType, LlmFailureDetails, RetryStopReason } from '../../contracts/errors';
+import type { LadderSoFar } from '../../contracts/llm-call';
 import { isAbortError } from './abort-error';
 import type { RetryDecision } from './backoff';
 import { LlmError } from './llm-error';
@@ -8,8 +9,10 @@ import { LlmError } from './llm-error';
 export interface FailureContext {
   provider: string;
   redact: (text: string) => string;
-  /** Read when the failure leaves, after every await of the failure path. */
+  /** Read when the failure leaves. */
   cancelled: boolean;
+  /** What the call has spent of its ladder: a cancel carries it to the call's next schedule. */
+  ladder: LadderSoFar;
 }
 
 /**
@@ -34,12 +37,13 @@ const UNCLASSIFIED_TYPE: LlmErrorType = 'unknown';
 /**
  * How one failed attempt leaves the activity; the one place that builds its failure.
  * Cancellation first: an aborted request surfaces as some error, and none of them may be
- * reported, or retried, as a network failure. A provider error leaves as the ladder
+ * reported, or retried, as a network failure; its details are the ladder so far, which
+ * the workflow carries when it cancelled the call to schedule it again with a new policy. A provider error leaves as the ladder
  * decided: retryable with `nextRetryDelay`, or non-retryable with the same `type` and the
  * reason, so the UI and the client see why it stopped. Anything else is not retried.
  */
 export function toActivityFailure(error: unknown, decision: RetryDecision | undefined, where: FailureContext): ApplicationFailure | CancelledFailure {
-  if (where.cancelled || isAbortError(error)) return new CancelledFailure('the LLM call was cancelled');
+  if (where.cancelled || isAbortError(error)) return new CancelledFailure('the LLM call was cancelled', [where.ladder]);
   if (LlmError.is(error) && decision !== undefined) return providerFailure(error, decision, where);
   if (error instanceof LostAttemptError) {
     return ApplicationFailure.create({
@@ -73,7 +77,7 @@ function providerFailure(error: LlmError, decision: RetryDecision, where: Failur
  * A failure that is not a classified provider error: a bug, a failed Query for the log.
  * Our own typed failures (and cancellation) pass as they are; anything else is `unknown`,
  * which is never retried: Temporal's fallback policy would retry it without jitter,
- * budget or the live policy.
+ * budget or the policy.
  */
 function unclassified(error: unknown, where: FailureContext): ApplicationFailure | CancelledFailure {
   if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;

@@ -1,12 +1,11 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
 import { WORKFLOW_ERROR_TYPES } from '../../contracts/errors';
 import { logQuery } from '../../contracts/api';
 import { conversationOf } from '../../contracts/conversation';
-import { llmSettingsQuery, retryPolicyQuery, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../contracts/llm-call';
+import { llmSettingsQuery, type LadderSoFar, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../contracts/llm-call';
 import type { AssistantMessage } from '../../contracts/messages';
 import { parseModelRef, type ProviderId } from '../../contracts/model-ref';
-import type { SessionRetryPolicy } from '../../contracts/retry-policy';
 import { withMcpToolSpecs } from '../../contracts/tools/mcp-tools';
 import { LostAttemptError, toActivityFailure } from './activity-failure';
 import { admitAfterLostAttempt, decideRetry, type RetryDecision } from './backoff';
@@ -62,40 +61,36 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
   return {
     async callLlm(input: LlmCallInput): Promise<AssistantMessage> {
       const ctx = Context.current();
-      const { attempt } = ctx.info;
+      // The attempt on the call's ladder: Temporal counts from 1 again when the workflow
+      // schedules the call again for a new policy.
+      const attempt = (input.ladder?.attempts ?? 0) + ctx.info.attempt;
       const { provider, model } = parseModelRef(input.model);
       const span = new LlmAttemptSpan(input.model, attempt, deps.traceContent === true);
       const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
       const now = serverClock(ctx, prior);
-      const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, ...(input.purpose === 'compact' ? { purpose: 'compact' } : {}) };
+      const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, input, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, ...(input.purpose === 'compact' ? { purpose: 'compact' } : {}) };
       const heartbeat = () => ctx.heartbeat(beat);
       // On a timer, not on each chunk and not at once: a first heartbeat goes to the server
       // at once, a write per call that a call shorter than the interval does not need;
       // progress for `watch` rides on the next tick. A retry does heartbeat at once, or
       // `watch` would show the failed attempt's stream as this one's.
-      if (attempt > 1) heartbeat();
+      if (ctx.info.attempt > 1) heartbeat();
       const ticker = setInterval(heartbeat, deps.heartbeatIntervalMs ?? 2_000);
 
       /**
-       * The ladder's word on a provider error; none for a cancel or any other failure. The
-       * last heartbeat before a failure is kept for the next attempt: that is how the
-       * budget's start survives between attempts.
+       * The ladder's word on a provider error, by the policy in the input; none for a
+       * cancel or any other failure. The heartbeat before a failure is kept for the next
+       * attempt: that is how the budget's start survives between attempts.
        */
-      async function retryDecision(error: unknown): Promise<RetryDecision | undefined> {
+      function retryDecision(error: unknown): RetryDecision | undefined {
         if (ctx.cancellationSignal.aborted || !LlmError.is(error)) return undefined;
         span.failed(error.type, redact(error.message), error.retryAfterMs);
         const failedAt = now();
         beat.firstFailureAt ??= failedAt;
-        beat.failedAttempt = attempt;
+        beat.failedAttempt = ctx.info.attempt;
+        const decision = decideRetry({ error, policy: input.retryPolicy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
+        if (decision.retry) beat.retryAt = failedAt + decision.delayMs;
         heartbeat();
-        const policy = await livePolicy(ctx, input);
-        // A cancel that arrived during the Query books no retry (and leaves as a cancel).
-        if (ctx.cancellationSignal.aborted) return undefined;
-        const decision = decideRetry({ error, policy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
-        if (decision.retry) {
-          beat.retryAt = failedAt + decision.delayMs;
-          heartbeat();
-        }
         return decision;
       }
 
@@ -103,7 +98,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         const run = ctx.info.workflowExecution;
         // A standalone activity execution has no session to read the conversation from.
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
-        if (attempt > 1 && prior?.failedAttempt !== attempt - 1) await admitRetryOfLostAttempt(ctx, input, beat, now(), random);
+        await waitBeforeRequest(ctx, input, prior, beat, now(), random);
         const request = await readConversation(ctx, run, input, provider, deps.logCache);
         span.sending(request.messages);
         const message = await PROVIDER_STREAMS[provider]({ ...request, model }, {
@@ -118,10 +113,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         span.answered(answer);
         return answer;
       } catch (error) {
-        const decision = await retryDecision(error);
-        // Read after the Query the decision awaits: a cancel that arrived meanwhile is still
-        // a cancel, never a provider failure to retry or to record as the turn's failure.
-        throw toActivityFailure(error, decision, { provider, redact, cancelled: ctx.cancellationSignal.aborted });
+        throw toActivityFailure(error, retryDecision(error), { provider, redact, cancelled: ctx.cancellationSignal.aborted, ladder: ladderSoFar(beat) });
       } finally {
         clearInterval(ticker);
       }
@@ -177,17 +169,23 @@ function priced(input: LlmCallInput, provider: ProviderId, message: AssistantMes
 
 /**
  * What the activity carries between attempts in its heartbeat details, besides progress:
- * `failedAttempt` is the attempt that left through the ladder below. A retry whose
- * predecessor is not that one was scheduled by Temporal after a lost attempt.
+ * `failedAttempt` is Temporal's number of the attempt that left through the ladder. A
+ * retry whose predecessor is not that one was scheduled by Temporal after a lost attempt.
  */
 type LlmBookkeeping = LlmHeartbeat & { failedAttempt?: number; retryAt?: number };
 
-function priorBookkeeping(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt'> {
+function priorBookkeeping(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt'> {
   if (typeof prior?.firstFailureAt === 'number') return { firstFailureAt: prior.firstFailureAt };
+  if (input.ladder?.firstFailureAt !== undefined) return { firstFailureAt: input.ladder.firstFailureAt };
   // A retry without the bookkeeping (a worker died before its last heartbeat) measures the
   // budget from the first schedule: no later than the first failure, so it may stop early
   // but never waits past the budget.
   return ctx.info.attempt > 1 ? { firstFailureAt: ctx.info.scheduledTimestampMs } : {};
+}
+
+/** What this call has spent of its ladder, for the schedule after a cancel: this attempt made no request that failed. */
+function ladderSoFar(beat: LlmBookkeeping): LadderSoFar {
+  return { attempts: beat.attempt - 1, ...(beat.firstFailureAt === undefined ? {} : { firstFailureAt: beat.firstFailureAt }) };
 }
 
 /**
@@ -205,35 +203,27 @@ function serverClock(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): 
 }
 
 /**
- * A retry Temporal scheduled after an attempt that was lost (worker gone, heartbeat
- * timeout): Temporal waited on its fallback policy, which knows neither the live policy
- * nor the budget, so the ladder decides here whether this attempt may go out at all.
- * Temporal's wait was only the jitter's floor; the random rest of the rung is waited
- * here, heartbeating (the ticker runs) and cancellable: a cancel during it leaves as a
- * cancel, before any request.
+ * What an attempt waits before its request, heartbeating (the ticker runs) and
+ * cancellable: a cancel during it leaves as a cancel, before any request.
+ * - The first attempt of a call scheduled again while Temporal waited to retry it waits
+ *   what the workflow carried (`ladder.waitMs`): that wait's end went with the cancel.
+ * - A retry Temporal scheduled after an attempt that was lost (worker gone, heartbeat
+ *   timeout) is admitted by the ladder first: Temporal waited on its fallback policy, which
+ *   knows neither the budget nor the count, only the jitter's floor; the random rest of the
+ *   rung is waited here.
  */
-async function admitRetryOfLostAttempt(ctx: Context, input: LlmCallInput, beat: LlmBookkeeping, nowMs: number, random: () => number): Promise<void> {
+async function waitBeforeRequest(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined, beat: LlmBookkeeping, nowMs: number, random: () => number): Promise<void> {
+  if (ctx.info.attempt === 1) return sleep(ctx, input.ladder?.waitMs ?? 0);
+  if (prior?.failedAttempt === ctx.info.attempt - 1) return;
   const firstFailureAtMs = beat.firstFailureAt ?? ctx.info.scheduledTimestampMs;
   beat.firstFailureAt = firstFailureAtMs;
-  const policy = await livePolicy(ctx, input);
-  if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the LLM call was cancelled');
-  const admission = admitAfterLostAttempt({ policy, scheduledPolicy: input.retryPolicy, attempt: ctx.info.attempt, firstFailureAtMs, nowMs, random });
-  if (admission.admit) {
-    if (admission.waitMs > 0) await ctx.sleep(admission.waitMs);
-    return;
-  }
-  throw new LostAttemptError(ctx.info.attempt - 1, admission.reason);
+  const admission = admitAfterLostAttempt({ policy: input.retryPolicy, attempt: beat.attempt, firstFailureAtMs, nowMs, random });
+  if (!admission.admit) throw new LostAttemptError(beat.attempt - 1, admission.reason);
+  await sleep(ctx, admission.waitMs);
 }
 
-/**
- * The session's policy now, so `retry-policy off` applies to the next failure even of a
- * call that is already retrying. The policy the call was scheduled with is the fallback
- * when the session cannot answer (its worker busy or gone).
- */
-async function livePolicy(ctx: Context, input: LlmCallInput): Promise<SessionRetryPolicy> {
-  try {
-    return await ctx.client.workflow.getHandle(input.sessionId).query(retryPolicyQuery);
-  } catch {
-    return input.retryPolicy;
-  }
+/** `ctx.sleep` rejects when the call is cancelled; the failure path turns that into the call's cancel. */
+async function sleep(ctx: Context, ms: number): Promise<void> {
+  if (ms > 0) await ctx.sleep(ms);
 }
+

@@ -1,5 +1,5 @@
 import type { RetryStopReason } from '../../contracts/errors';
-import { temporalRetryPolicyFor, type RetryPolicy, type SessionRetryPolicy } from '../../contracts/retry-policy';
+import { rungMs, type RetryPolicy, type SessionRetryPolicy } from '../../contracts/retry-policy';
 import type { LlmError } from './llm-error';
 
 /**
@@ -15,9 +15,16 @@ import type { LlmError } from './llm-error';
  * `random` is injected so tests can pin both ends of the range (0 and 1) exactly.
  */
 export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () => number): number {
-  // 2^(retry−1) overflows to Infinity around retry 1025; min() keeps that harmless.
-  const base = Math.min(policy.baseDelayMs * 2 ** Math.max(0, retry - 1), policy.maxDelayMs);
-  return base / 2 + clamp01(random()) * (base / 2);
+  const base = rungMs(retry, policy);
+  return base / 2 + jitterMs(retry, policy, random);
+}
+
+/**
+ * The random upper half of rung `retry`: what equal jitter adds to the rung's floor. It is
+ * all that is left to wait after a lost attempt, whose floor Temporal waited.
+ */
+function jitterMs(retry: number, policy: RetryPolicy, random: () => number): number {
+  return clamp01(random()) * (rungMs(retry, policy) / 2);
 }
 
 export interface RetryInput {
@@ -75,11 +82,9 @@ function clamp01(x: number): number {
 }
 
 export interface AdmissionInput {
-  /** The session's policy now. */
+  /** The policy the call was scheduled with. */
   policy: SessionRetryPolicy;
-  /** The policy the call was scheduled with: Temporal's fallback intervals came from it. */
-  scheduledPolicy: SessionRetryPolicy;
-  /** The attempt about to run, 1-based: retry `attempt − 1`. */
+  /** The attempt about to run, 1-based and counted across the call's schedules: retry `attempt − 1`. */
   attempt: number;
   firstFailureAtMs: number;
   nowMs: number;
@@ -93,24 +98,19 @@ export type AdmissionDecision = { admit: true; waitMs: number } | { admit: false
  * activity's own failure path (its worker died, or it went silent past the heartbeat
  * timeout), and how much longer it must wait first. Temporal scheduled this retry on its
  * own fallback policy, so the ladder's rules are applied here, before any request goes
- * out: the live policy, the retry count, and the budget measured from the first failure.
+ * out: the policy, the retry count, and the budget measured from the first failure.
  *
- * Temporal waited only the jitter's floor (`fallbackIntervalMs`); `waitMs` is the rest of
- * the ladder's jittered delay, so the retry follows the same equal jitter as one after an
- * ordinary failure. The budget is judged on the end of that wait, as `decideRetry` does.
+ * Temporal cannot jitter, so it was given the rung's floor (`temporalRetryPolicyFor`) and
+ * waited that; `waitMs` is the rung's random upper half, so the retry follows the same
+ * equal jitter as one after an ordinary failure, and no formula of Temporal's is written
+ * twice. The budget is judged on the end of that wait, as `decideRetry` does.
  */
 export function admitAfterLostAttempt(input: AdmissionInput): AdmissionDecision {
-  const { policy, scheduledPolicy, attempt, firstFailureAtMs, nowMs, random } = input;
+  const { policy, attempt, firstFailureAtMs, nowMs, random } = input;
   if (policy === null) return { admit: false, reason: 'retry_off' };
   const retry = attempt - 1;
   if (retry > policy.maxRetries) return { admit: false, reason: 'max_retries' };
-  const waitMs = Math.max(0, Math.ceil(backoffDelayMs(retry, policy, random) - fallbackIntervalMs(retry, scheduledPolicy)));
+  const waitMs = Math.ceil(jitterMs(retry, policy, random));
   if (nowMs + waitMs - firstFailureAtMs > policy.budgetMs) return { admit: false, reason: 'budget_exhausted' };
   return { admit: true, waitMs };
-}
-
-/** What Temporal's fallback policy waits before retry `retry` (1-based), as Temporal computes it. */
-export function fallbackIntervalMs(retry: number, scheduledPolicy: SessionRetryPolicy): number {
-  const { initialInterval, backoffCoefficient, maximumInterval } = temporalRetryPolicyFor(scheduledPolicy);
-  return Math.min(initialInterval * backoffCoefficient ** Math.max(0, retry - 1), maximumInterval);
 }

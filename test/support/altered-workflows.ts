@@ -56,10 +56,12 @@ export const UPSERT_AFTER_SCHEDULING: Edit[] = [
   { file: 'session-run.ts', find: "import { SessionState } from './session-state';", replace: "import { SessionState, publishStatus } from './session-state';" },
   {
     file: 'session-run.ts',
-    find: '    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(this.state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);',
-    replace: `    const scheduled = llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(this.state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
-    publishStatus(this.state);
-    return scheduled;`,
+    find: '    (call, options) => llm.callLlm.executeWithOptions({ ...options, retry: temporalRetryPolicyFor(call.retryPolicy, call.ladder?.attempts) }, [call]),',
+    replace: `    (call, options) => {
+      const scheduled = llm.callLlm.executeWithOptions({ ...options, retry: temporalRetryPolicyFor(call.retryPolicy, call.ladder?.attempts) }, [call]);
+      publishStatus(this.state);
+      return scheduled;
+    },`,
   },
 ];
 

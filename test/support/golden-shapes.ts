@@ -8,6 +8,7 @@ export const GOLDEN_SHAPES = [
   'retries',
   'llm-failed',
   'retry-cancelled',
+  'retry-policy-mid-call',
   'compensated-turn',
   'cancelled-turn',
   'cancelled-unknown',

@@ -33,7 +33,7 @@ export interface TimeSkippingAgent {
    *
    * It caches no workflows, so it has no sticky queue: the test server never moves a Query
    * off the sticky queue of a stopped worker (the real server does), and the retried
-   * attempt's Query for the live policy would wait for the old worker forever. The main
+   * attempt's Query for the session's log would wait for the old worker forever. The main
    * worker keeps its cache, so the ladder's other waits are not slowed by replays.
    */
   restartable: { workerEnv: WorkerEnv; restart(): Promise<void> };
