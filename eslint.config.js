@@ -37,6 +37,13 @@ function border(folders, message) {
  */
 const RUNNERS = border(['scripts', 'test', 'bench', 'harness'], 'Product code does not import scripts/, test/, bench/ or harness/: they run the product, and the build, the image and the package leave them out.');
 
+/**
+ * testing/ is in the package (durable-agent-worker/testing) for the users' own tests: the
+ * fake model and the helper that runs an agent against it. Product code that imported it
+ * would ship a test double into every worker and client, and could answer with it.
+ */
+const TEST_DOUBLES = border(['testing'], "Product code does not import testing/: it is the fake model and its helpers for users' tests (durable-agent-worker/testing), which no worker or client may depend on.");
+
 const workflowRestrictedImports = {
   paths: [
     ...nodeBuiltins.map((name) => ({
@@ -71,6 +78,7 @@ const workflowRestrictedImports = {
       message: `Import activities as types only (\`import type\`) and call them through proxyActivities: their code does not run in ${SANDBOX}.`,
     },
     RUNNERS.pattern,
+    TEST_DOUBLES.pattern,
   ],
 };
 
@@ -174,11 +182,20 @@ export default defineConfig(
   {
     // The sandbox's code has no dynamic import() of its own; one of what runs the product is refused all the same.
     files: ['workflows/**/*.ts', 'contracts/**/*.ts'],
-    rules: { 'no-restricted-syntax': ['error', RUNNERS.selector] },
+    rules: { 'no-restricted-syntax': ['error', RUNNERS.selector, TEST_DOUBLES.selector] },
   },
   {
     // The package's main entry, compiled with the rest of the product (tsconfig.build.json).
     files: ['index.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [RUNNERS.pattern, TEST_DOUBLES.pattern] }],
+      'no-restricted-syntax': ['error', RUNNERS.selector, TEST_DOUBLES.selector],
+    },
+  },
+  {
+    // The package's testing entry runs the product (a worker, a session) and ships with it: like the product, it imports none of what the package leaves out.
+    files: ['testing/**/*.ts'],
     rules: {
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': ['error', { patterns: [RUNNERS.pattern] }],
@@ -189,8 +206,8 @@ export default defineConfig(
     files,
     rules: {
       'no-restricted-imports': 'off',
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WORKFLOWS_TYPES_ONLY, refuses.pattern, RUNNERS.pattern] }],
-      'no-restricted-syntax': ['error', NO_DYNAMIC_WORKFLOWS, refuses.selector, RUNNERS.selector],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WORKFLOWS_TYPES_ONLY, refuses.pattern, RUNNERS.pattern, TEST_DOUBLES.pattern] }],
+      'no-restricted-syntax': ['error', NO_DYNAMIC_WORKFLOWS, refuses.selector, RUNNERS.selector, TEST_DOUBLES.selector],
     },
   })),
   {

@@ -50,3 +50,8 @@ export type { Spend } from './contracts/spend';
 export type { RetryPolicy, SessionRetryPolicy } from './contracts/retry-policy';
 export type { SessionSettings } from './contracts/session-settings';
 export { FAILURE_TYPES, isFailureType, type FailureType } from './contracts/failure-types';
+// Tools of one's own, with the built-in tools' guarantees (docs/tools.md#your-own-tools).
+export { defineTool, ToolDefinitionError, ToolError, type CustomTool, type CustomToolOptions, type ToolContext } from './contracts/tools/custom-tool';
+export { defineAgent, AgentDefinitionError, type AgentConfig, type AgentDefinition, type AgentSettings } from './contracts/agents/agent-definition';
+export type { AgentRecord } from './contracts/agents/agent-record';
+export type { AgentCatalogue, AgentCatalogueEntry, AgentTool } from './contracts/agents/agent-catalogue';

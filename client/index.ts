@@ -33,6 +33,7 @@ export { cancelTurn, sendMessage, turnMessages, type CancelResult, type SentMess
 export { decideApproval, pendingApprovals, type ApprovalResult } from './approvals';
 export { requestEnd, type EndRequested, type SessionEnd } from './end-session';
 export { showSession, type SessionView } from './session-view';
+export { listAgents, resolveAgent, UnknownAgentError } from './agents';
 export { describeRetryPolicy, parseRetryPolicyArg, setRetryPolicy } from './retry-policy';
 export { listSessions, ListStatusSchema, sessionsQuery, type ListOptions, type ListStatus, type SessionSummary } from './list-sessions';
 export { describeProgress, followProgress, pendingActivities, readProgress, type ActivityProgress, type Progress } from './progress';

@@ -18,6 +18,8 @@ export interface SessionView {
   /** Why a session that ended by itself did: asked to (`end`), or idle for its idle timeout. */
   endedBy?: SessionResult['endedBy'];
   model: string | null;
+  /** The worker's agent the session was started as (`start --agent`); absent for one started without. */
+  agent?: string;
   /** The session's own state: absent when a closed session's could not be read (no worker replayed it), and then `unavailable` says why. */
   turn?: number;
   step?: number;
@@ -81,6 +83,7 @@ function fromState(state: SessionState, modelWindows: ModelWindowTable | undefin
   return {
     status: state.status,
     model: state.model,
+    ...(state.agent ? { agent: state.agent.name } : {}),
     turn: state.turn,
     step: state.step,
     phase: state.phase,

@@ -33,6 +33,8 @@ import { ServerUnreachableError } from './errors';
 import { followProgress } from './progress';
 import { readForkStart, readLogChain, readSessionLog, temporalSessionRuns } from './log-chain';
 import { readableConversation } from './output';
+import { resolveAgent } from './agents';
+import { withAgentSettings, type AgentRecord } from '../contracts/agents/agent-record';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
 
@@ -61,7 +63,15 @@ export function uiLink(env: Pick<ClientEnv, 'TEMPORAL_UI_URL' | 'connection'>, w
   return `${env.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(env.connection.namespace)}/workflows/${encodeURIComponent(workflowId)}${run}/history`;
 }
 
-export interface StartOptions extends SessionInput {
+export interface StartOptions extends Omit<SessionInput, 'model' | 'agent'> {
+  /** `provider:model`; required unless the agent gives it. */
+  model?: string;
+  /**
+   * The worker's agent (defineAgent) the session runs as, by name: the worker resolves it
+   * (client/agents.ts), and every setting given here wins over the agent's. An unknown name
+   * is refused before anything starts. A fork passes its source's agent as resolved then.
+   */
+  agent?: string | AgentRecord;
   workflowId?: string;
 }
 
@@ -73,7 +83,7 @@ export interface StartOptions extends SessionInput {
 export type StartEnv = Pick<ClientEnv, 'AGENT_TASK_QUEUE'> & Partial<Pick<ClientEnv, 'modelWindows'>>;
 
 export async function startSession(client: Client, env: StartEnv, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
-  return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, startOptionsOf(env, options));
+  return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, await startOptionsOf(client, env, options));
 }
 
 /** A session started with its first message, and that message's turn. */
@@ -93,23 +103,27 @@ export interface SessionWithTurn {
  */
 export async function startSessionWithMessage(client: Client, env: StartEnv, options: StartOptions, text: string): Promise<SessionWithTurn> {
   const message = messageOf(text);
-  const start = new WithStartWorkflowOperation<typeof agentSession>(SESSION_WORKFLOW, { ...startOptionsOf(env, options), workflowIdConflictPolicy: 'FAIL' });
+  const start = new WithStartWorkflowOperation<typeof agentSession>(SESSION_WORKFLOW, { ...(await startOptionsOf(client, env, options)), workflowIdConflictPolicy: 'FAIL' });
   const update = await client.workflow.startUpdateWithStart(sendUpdate, { args: [message], waitForStage: 'ACCEPTED', startWorkflowOperation: start });
   const handle = await start.workflowHandle();
   return { handle: withRunId(handle, update.workflowRunId), updateId: update.updateId, turn: () => turnResultOf(update.result()) };
 }
 
 /** The session's start options, its input checked here: a refusal is the client's one line, not a failed workflow. */
-function startOptionsOf(env: StartEnv, options: StartOptions) {
-  const { workflowId, ...given } = options;
-  const input = { ...given, ...knownWindow(given, env.modelWindows) };
-  const parsed = SessionInputSchema.safeParse(input);
+async function startOptionsOf(client: Client, env: StartEnv, options: StartOptions) {
+  const { workflowId, agent, ...given } = options;
+  // A name is resolved by the worker, which has the definitions; a fork's agent comes resolved.
+  const record = typeof agent === 'string' ? (await resolveAgent(client, env, agent)).record : agent;
+  const withAgent = (record ? { ...given, agent: record } : given) as SessionInput;
+  const effective = withAgentSettings(withAgent);
+  const input = { ...withAgent, ...knownWindow(effective, env.modelWindows) };
+  const parsed = SessionInputSchema.safeParse(withAgentSettings(input));
   if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
   return {
     taskQueue: env.AGENT_TASK_QUEUE,
     workflowId: workflowId ?? `session-${randomUUID()}`,
     args: [input] as [SessionInput],
-    staticSummary: `agent session · ${input.model}`,
+    staticSummary: record ? `agent session · ${record.name} · ${parsed.data.model}` : `agent session · ${parsed.data.model}`,
   };
 }
 
@@ -125,8 +139,9 @@ function withRunId(handle: WorkflowHandle<typeof agentSession>, runId: string | 
  * worker that runs it has. A model the table does not know gets none, and the session
  * does not compact (watch says so).
  */
-export function knownWindow(input: SessionInput, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
-  if (input.contextWindow !== undefined) return {};
+export function knownWindow(input: Pick<StartOptions, 'model' | 'contextWindow'>, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
+  // Without a model here the session refuses its input; the window has nothing to go with.
+  if (input.contextWindow !== undefined || input.model === undefined) return {};
   const window = windowOf(input.model, table);
   return window ? { contextWindow: window.contextWindow } : {};
 }
@@ -293,6 +308,8 @@ export async function forkSession(client: Client, env: StartEnv, sourceId: strin
     model,
     ...(options.system ?? state.system ? { system: options.system ?? state.system } : {}),
     ...(options.workflowId ? { workflowId: options.workflowId } : {}),
+    // The agent as the source resolved it: the fork does not ask today's worker again.
+    ...(state.agent ? { agent: state.agent } : {}),
     // The source's whole spend comes along, also what it spent after the cut: a fork cannot reset a budget.
     fork: { fromWorkflowId: sourceId, ...(atSeq === undefined ? {} : { atSeq }), events: kept, ...carried },
   });

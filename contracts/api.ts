@@ -8,7 +8,9 @@ import { FailureSummarySchema, SessionLogSchema, type SessionEvent } from './ses
 import { SpendSchema, type Spend } from './spend';
 import { MaxRepeatsSchema, TurnTimeoutSchema } from './turn-limits';
 import { COMPACT_AT, CompactAtSchema, SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
+import { CustomToolNameSchema, CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
+import { AgentRecordSchema, type AgentRecord } from './agents/agent-record';
 
 /**
  * The session workflow's interface: its input, Updates and Queries. The client imports the
@@ -84,7 +86,7 @@ const MAX_NAMES = 1_000;
 const names = <T extends z.ZodType>(entry: T) => z.array(entry).max(MAX_NAMES, { error: `must list at most ${MAX_NAMES} names` });
 
 /** A `tools/listed` event's content, carried to a run (or a fork) whose log leaves it out. */
-const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape });
+const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape, custom: CustomToolOffersSchema.optional() });
 
 export const SessionInputSchema = z
   .object({
@@ -110,6 +112,8 @@ export const SessionInputSchema = z
     tools: names(ToolNameSchema).optional(),
     /** MCP servers of the worker's AGENT_MCP_CONFIG whose tools this session is offered; none when absent. */
     mcp: names(McpServerNameSchema).optional(),
+    /** Custom tools of the worker (`defineTool`, docs/tools.md#your-own-tools) this session is offered; none when absent. */
+    customTools: names(CustomToolNameSchema).optional(),
     /** Side-effecting tools (or `*`, or a prefix such as `mcp__fs__*`) whose calls wait for a human decision. */
     approvalRequired: names(z.string().min(1)).default([]),
     approvalTimeoutMs: boundedInt('approvalTimeoutMs').default(SESSION_LIMITS.approvalTimeoutMs.default),
@@ -133,6 +137,12 @@ export const SessionInputSchema = z
     compactAt: CompactAtSchema.default(COMPACT_AT.default),
     /** Tool results above 4 KiB of turns more than this many back are sent as one line (the log keeps them); none cleared when absent. */
     clearToolResultsAfter: boundedInt('clearToolResultsAfter').optional(),
+    /**
+     * The worker's agent (defineAgent) this session runs as, resolved by the worker before
+     * the start (client/agents.ts): its settings apply under every one this input gives
+     * (withAgentSettings), and the model may come from it alone.
+     */
+    agent: AgentRecordSchema.optional(),
     /**
      * The state an earlier run of this session carried over when it continued as new. Its
      * schema, like the fork's, is built on first use (see messages.ts): a new session has neither.
@@ -239,6 +249,8 @@ export interface SessionState {
   /** The share of `contextWindow` at which it compacts. */
   compactAt: number;
   forkedFrom?: { workflowId: string; atSeq?: number };
+  /** The agent the session runs as, with the settings it gave; absent for a session started without one. */
+  agent?: AgentRecord;
   /** The settings this session runs with, defaults filled in. */
   settings: SessionSettings;
   /** What the session has spent so far, also in the runs and the source it carries on from. */

@@ -80,6 +80,14 @@ export const TIMEOUT_ERROR_TYPES = {
   HEARTBEAT: 'heartbeat_timeout',
 } as const satisfies Record<string, FailureType>;
 
+/** Failures of the custom tools' activities (activities/custom-tools/). */
+export const TOOL_ERROR_TYPES = {
+  /** A custom tool's `run` threw something other than a `ToolError`. */
+  failed: 'tool_failed',
+  /** The session names a custom tool the worker does not have. */
+  unknownCustomTool: 'unknown_custom_tool',
+} as const satisfies Record<string, FailureType>;
+
 /** Failures of MCP activities (activities/mcp/). */
 export const MCP_ERROR_TYPES = {
   /** The server could not be started or reached, or closed the connection (exited, crashed, HTTP error). */

@@ -63,6 +63,14 @@ export const FAILURE_TYPES = {
     meaning: 'a bug or an unexpected state in our own code, or a failure of a type not in this table (its message starts with that type)',
   },
 
+  // Custom tools (`defineTool`), run by the tool activities.
+  tool_failed: {
+    retryable: true,
+    raisedBy: ['tool activity'],
+    meaning: "a custom tool's run threw an error other than ToolError (retried in the read-only lane; a side-effecting call has one attempt)",
+  },
+  unknown_custom_tool: { retryable: false, raisedBy: ['tool activity'], meaning: 'the session names a custom tool the worker does not have' },
+
   // MCP servers, reached by the MCP activities.
   mcp_unavailable: {
     retryable: true,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EMPTY_LOG_DIGEST, extendLogDigest } from './log-digest';
 import { AssistantMessageSchema, ToolResultCodeSchema, UsageSchema } from './messages';
+import { CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpToolListSchema } from './tools/mcp-tools';
 
 /**
@@ -56,8 +57,10 @@ export const SessionEventSchema = z.lazy(() =>
     /**
      * The MCP tools offered from here on, as the servers listed them (contracts/tools/mcp-tools.ts).
      * `turn` is the turn it was recorded in, or the last one before it (0: before any).
+     * `custom`: the custom tools the session is offered, as the worker listed them
+     * (contracts/tools/custom-tool-offer.ts); absent in a session offered none.
      */
-    z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape }),
+    z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape, custom: CustomToolOffersSchema.optional() }),
     /**
      * What the provider is sent from here on starts with `summary` in place of every event up
      * to `throughSeq` (a `turn/end`), see conversation.ts. The log itself keeps them all.

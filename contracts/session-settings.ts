@@ -91,9 +91,9 @@ export const ToolTimeoutsSchema = z.record(z.string(), boundedInt('toolTimeoutMs
  * every input field but the conversation it carries (`continued`, `fork`) and the
  * fields `SessionState` already has at its top level, with each default filled in.
  */
-export type SessionSettings = Omit<SessionConfig, 'model' | 'system' | 'retryPolicy' | 'continued' | 'fork' | 'tools'> & { tools: BuiltinToolName[] };
+export type SessionSettings = Omit<SessionConfig, 'model' | 'system' | 'retryPolicy' | 'continued' | 'fork' | 'tools' | 'agent'> & { tools: BuiltinToolName[] };
 
 export function settingsInForce(config: SessionConfig): SessionSettings {
-  const { model: _model, system: _system, retryPolicy: _retryPolicy, continued: _continued, fork: _fork, tools, ...settings } = config;
+  const { model: _model, system: _system, retryPolicy: _retryPolicy, continued: _continued, fork: _fork, agent: _agent, tools, ...settings } = config;
   return { ...settings, tools: tools ?? [...TOOL_NAMES] };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import path from 'node:path';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import type { SessionLogCache } from '../activities/llm/session-log-cache';
@@ -8,15 +9,25 @@ import { parseWorkerEnv, type WorkerEnv } from '../worker/config';
 import { readWorkerFiles } from '../worker/config-files';
 import { createAgentWorker, logCacheFor, WORKFLOWS_PATH } from '../worker/create-worker';
 import type { ToolActivities } from '../contracts/tools/tool-outcome';
+import type { AgentDefinition } from '../contracts/agents/agent-definition';
+import type { CustomTool } from '../contracts/tools/custom-tool';
+import { PROJECT_ROOT } from './temporal-binaries';
+import { cachedWorkflowBundle } from './workflow-bundle-cache';
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** Bundling takes seconds on two cores: once per test file is enough. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+let bundle: Promise<WorkflowBundle> | undefined;
+/**
+ * Bundling takes seconds on two cores: harness/workflow-bundle-cache.ts makes the bundle once
+ * per content of the workflows for every test file of a run (and the runs after it), and
+ * each process reads it once.
+ */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= cachedWorkflowBundle({
+    root: PROJECT_ROOT,
+    workflowsPath: WORKFLOWS_PATH,
+    cacheDir: path.join(PROJECT_ROOT, 'node_modules', '.cache', 'durable-agent-worker', 'workflow-bundles'),
+  });
   return bundle;
 }
-
-const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
 
 export interface LocalAgent {
   client: Client;
@@ -40,8 +51,12 @@ export interface LocalAgentOptions {
   taskQueue?: string;
   /** Replaces the real tool activity, to control its timing and failures. */
   runTool?: ToolActivities['runTool'];
+  /** Tools of one's own (`defineTool`) the worker serves. */
+  tools?: readonly CustomTool[];
   env?: Record<string, string>;
   heartbeatIntervalMs?: number;
+  /** The agents (defineAgent) the worker serves. */
+  agents?: readonly AgentDefinition[];
 }
 
 /**
@@ -86,6 +101,8 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
       workflowBundle: await workflowBundle(),
       ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
       ...(options.runTool ? { activityOverrides: { runTool: options.runTool } } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.agents ? { agents: options.agents } : {}),
     });
     running = { worker, done: worker.run() };
   };

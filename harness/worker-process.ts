@@ -5,7 +5,6 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PROJECT_ROOT } from './temporal-binaries';
 
-const WORKER_MAIN = path.join(PROJECT_ROOT, 'worker', 'main.ts');
 const LAUNCH = path.join(PROJECT_ROOT, 'bin', 'launch.js');
 
 export interface WorkerProcess {
@@ -22,12 +21,14 @@ export interface WorkerProcess {
  * `npm run worker` as a child process: what `npm start` runs, and what the crash tests
  * kill with SIGKILL. Its output goes to `logFile`.
  */
-export async function spawnWorker(options: { env: NodeJS.ProcessEnv; logFile: string; readyTimeoutMs?: number; args?: readonly string[] }): Promise<WorkerProcess> {
+export async function spawnWorker(options: { env: NodeJS.ProcessEnv; logFile: string; readyTimeoutMs?: number; args?: readonly string[]; entry?: string }): Promise<WorkerProcess> {
   await mkdir(path.dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
-  // tsx in the main thread only, as `npm run worker` runs from source: the SDK's workflow
-  // threads run without it (bin/launch.js).
-  const child = spawn(process.execPath, [LAUNCH, WORKER_MAIN, ...(options.args ?? [])], {
+  // As bin/worker.js starts it: compiled from dist/ while the build is fresh, so the worker
+  // loads in a fraction of the time, and from the sources with tsx in the main thread only
+  // otherwise (the SDK's workflow threads run without it; bin/launch.js says why).
+  // `entry`: a worker main of a test's own (a `.ts` file: one that serves custom tools), started the same way.
+  const child = spawn(process.execPath, [LAUNCH, options.entry ?? 'worker/main', ...(options.args ?? [])], {
     cwd: PROJECT_ROOT,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],

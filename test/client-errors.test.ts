@@ -79,7 +79,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
   });
 
   it.each([
-    [['frobnicate'], /^client: unknown command "frobnicate" \(commands: start, send, run, watch, log, history, fork, cancel, end, tools, refresh-tools, retry-policy, budget, approve, deny, list, show; try --help\)$/],
+    [['frobnicate'], /^client: unknown command "frobnicate" \(commands: start, send, run, watch, log, history, fork, cancel, end, tools, refresh-tools, retry-policy, budget, approve, deny, list, show, agents; try --help\)$/],
     [['send', 'session-x', 'hi', '--wiat'], /^client: send: Unknown option '--wiat' \(usage: send <id> TEXT \[--wait\] \[--json\]\)$/],
     [['send', 'session-x'], /^client: send needs TEXT \(usage: send <id> TEXT/],
     [['send', 'session-x', 'two', 'words'], /^client: send: unexpected argument "words" .*quote a message with spaces/],

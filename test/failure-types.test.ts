@@ -3,12 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeTimeoutType } from '@temporalio/common';
 import { lastFailureType } from '../client/progress';
-import { MCP_ERROR_TYPES, NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYPES, TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import { MCP_ERROR_TYPES, NON_RETRYABLE_LLM_ERROR_TYPES, RETRYABLE_LLM_ERROR_TYPES, TIMEOUT_ERROR_TYPES, TOOL_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import { FAILURE_TYPES, isFailureType } from '../contracts/failure-types';
 
 const root = path.join(import.meta.dirname, '..');
 const SOURCE_FOLDERS = ['activities', 'contracts', 'encryption', 'workflows', 'worker', 'client', 'config', 'connection'];
-const GROUPS: Record<string, Record<string, string>> = { WORKFLOW_ERROR_TYPES, MCP_ERROR_TYPES, TIMEOUT_ERROR_TYPES };
+const GROUPS: Record<string, Record<string, string>> = { WORKFLOW_ERROR_TYPES, MCP_ERROR_TYPES, TIMEOUT_ERROR_TYPES, TOOL_ERROR_TYPES };
 
 /**
  * Places that raise a type they received rather than name one, each with why the type is

@@ -59,8 +59,21 @@ describe('lint keeps each folder to its job', () => {
     ['encryption/encryption-key.ts', "import { MUTATIONS } from '../scripts/mutations/catalogue';\nexport const all = MUTATIONS;\n"],
     ['tracing/tracing-provider.ts', "import { startLocalAgent } from '../harness/local-agent';\nexport const start = startLocalAgent;\n"],
     ['index.ts', "export { startLocalAgent } from './harness/local-agent';\n"],
+    ['testing/run-agent-test.ts', "import { workflowBundle } from '../harness/local-agent';\nexport const bundle = workflowBundle;\n"],
   ])('refuses in %s what runs the product: %s', async (filePath, code) => {
     expect((await problems(filePath, code)).join('\n')).toMatch(/Product code does not import scripts\/, test\/, bench\/ or harness\//);
+  }, 60_000);
+
+  // The fake model ships in the package for users' tests, never inside a worker, a client or a session.
+  it.each([
+    ['worker/main.ts', "import { startFakeModel } from '../testing';\nexport const start = startFakeModel;\n"],
+    ['client/sessions.ts', "import type { FakeModel } from '../testing/fake-model';\nexport type Model = FakeModel;\n"],
+    ['activities/llm/activity.ts', "export const load = () => import('../../testing/scripted-llm/server');\n"],
+    ['workflows/turn.ts', "import type { FakeReply } from '../testing/fake-model';\nexport type Reply = FakeReply;\n"],
+    ['contracts/api.ts', "import { text } from '../testing/fake-model';\nexport const answer = text;\n"],
+    ['index.ts', "export { startFakeModel } from './testing';\n"],
+  ])('refuses in %s the fake model: %s', async (filePath, code) => {
+    expect((await problems(filePath, code)).join('\n')).toMatch(/Product code does not import testing\//);
   }, 60_000);
 
   it.each([
@@ -71,6 +84,7 @@ describe('lint keeps each folder to its job', () => {
     ['activities/mcp/connections.ts', "import type { McpConfig } from '../../config/mcp-config';\nexport type Config = McpConfig;\n"],
     ['client/sessions.ts', "import { clientTracingOptions } from '../tracing/tracing-client';\nexport const tracing = clientTracingOptions;\n"],
     ['worker/main.ts', "import { createActivities } from '../activities';\nexport const create = createActivities;\n"],
+    ['testing/run-agent-test.ts', "import { createAgentWorker } from '../worker/create-worker';\nexport const create = createAgentWorker;\n"],
   ])('allows in %s: %s', async (filePath, code) => {
     expect(await problems(filePath, code)).toEqual([]);
   }, 60_000);

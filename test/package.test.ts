@@ -49,7 +49,8 @@ const ENTRIES_TS = `
 import { FAILURE_TYPES, SESSION_WORKFLOW, sendUpdate, type SessionState, type ToolDefinition, type TurnOutcome } from 'durable-agent-worker';
 import { parseClientEnv, startSession, type SessionHandle } from 'durable-agent-worker/client';
 import { agentSession } from 'durable-agent-worker/workflows';
-import { createAgentWorker, parseWorkerEnv, type AgentWorkerOptions } from 'durable-agent-worker/worker';
+import { AgentPlugin, createAgentWorker, parseWorkerEnv, type AgentPluginOptions, type AgentWorkerOptions } from 'durable-agent-worker/worker';
+import { overloaded, runAgentTest, startFakeModel, text, toolCall, type AgentTestRun, type FakeModel } from 'durable-agent-worker/testing';
 
 export const workflowName: string = SESSION_WORKFLOW;
 export const send = sendUpdate;
@@ -60,6 +61,9 @@ export type Handle = SessionHandle;
 export type WorkerOptions = AgentWorkerOptions;
 export const start = startSession;
 export const create = createAgentWorker;
+export const plugin = new AgentPlugin({ httpAllowlist: ['api.example.com'] } satisfies AgentPluginOptions);
+// @ts-expect-error the allowlist is a list of hosts
+export const unlisted = new AgentPlugin({ httpAllowlist: 'api.example.com' });
 // @ts-expect-error a turn ends completed, failed or cancelled
 export const paused: TurnOutcome['status'] = 'paused';
 // @ts-expect-error the environment's values are strings
@@ -68,6 +72,29 @@ parseClientEnv({ AGENT_MAX_STEPS: 5 });
 parseWorkerEnv({ AGENT_TASK_QUEUE: 1 });
 // @ts-expect-error the session workflow takes a session's input
 export const session = () => agentSession('hello');
+export const script = (model: FakeModel) => model.reply(toolCall('lookup_order', { id: 7 }), overloaded({ retryAfterS: 2 }), text('Shipped.'));
+export const runTurn = runAgentTest;
+export const startModel = startFakeModel;
+export type Answer = AgentTestRun['answer'];
+// @ts-expect-error a Retry-After is a number of seconds
+export const wrongWait = overloaded({ retryAfterS: '2' });
+`;
+
+/** The fake model of durable-agent-worker/testing, started from the installed package and asked once in Anthropic's wire format. */
+const FAKE_MODEL_MJS = `
+import { startFakeModel, text } from 'durable-agent-worker/testing';
+
+const model = await startFakeModel();
+model.reply(text('Hello from the fake model.'));
+const env = model.providerEnv();
+const response = await fetch(\`\${env.ANTHROPIC_BASE_URL}/v1/messages\`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-api-key': env.ANTHROPIC_API_KEY, 'anthropic-version': '2023-06-01' },
+  body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+});
+await response.text();
+console.log(\`\${response.status} \${model.requests().map((r) => \`\${r.provider} \${r.replyKind}\`).join(', ')}, \${model.pending()} pending\`);
+await model.close();
 `;
 
 /** A user's own workflows file: the agent's session beside a workflow of theirs, bundled as a worker would. */
@@ -87,6 +114,21 @@ const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: c
 console.log(createRequire(import.meta.url).resolve('durable-agent-worker/workflows'));
 const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./workflows.js', import.meta.url)), logger: quiet });
 console.log(\`bundled \${code.length} characters, agentSession \${code.includes('async function agentSession(')}\`);
+`;
+
+/** The plugin from the installed package: a bad option refused in one line, then a recorded history replayed with the plugin alone. */
+const PLUGIN_MJS = `
+import { readFile } from 'node:fs/promises';
+import { Worker } from '@temporalio/worker';
+import { AgentPlugin } from 'durable-agent-worker/worker';
+
+try {
+  new AgentPlugin({ workspace: '' });
+} catch (error) {
+  console.log(error.message);
+}
+await Worker.runReplayHistory({ plugins: [new AgentPlugin()] }, JSON.parse(await readFile(process.argv[2], 'utf8')), 'normal-turn');
+console.log('replayed with the plugin');
 `;
 
 describe('the npm package', () => {
@@ -120,8 +162,10 @@ describe('the npm package', () => {
     );
     await writeFile(path.join(project(), 'example.ts'), fencedBlocks(doc, 'ts')[0] ?? '');
     await writeFile(path.join(project(), 'entries.ts'), ENTRIES_TS);
+    await writeFile(path.join(project(), 'fake-model.mjs'), FAKE_MODEL_MJS);
     await writeFile(path.join(project(), 'workflows.js'), USER_WORKFLOWS_JS);
     await writeFile(path.join(project(), 'bundle.mjs'), BUNDLE_MJS);
+    await writeFile(path.join(project(), 'plugin.mjs'), PLUGIN_MJS);
     const versions = ['typescript', '@types/node'].map((name) => `${name}@${manifest.devDependencies[name]}`);
     await exec('npm', ['install', path.join(tempDir(), tarball.filename), ...versions, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project() });
     // Emits out/ even when it finds errors, so the example still runs and says how it fails.
@@ -190,6 +234,17 @@ describe('the npm package', () => {
     expect(resolved).toBe(path.join(project(), 'node_modules', manifest.name, 'dist', 'workflows', 'index.js'));
     expect(bundled).toMatch(/^bundled \d+ characters, agentSession true$/);
   }, 120_000);
+
+  it('runs AgentPlugin from the installed package: it refuses a bad option in one line and replays a recorded session with nothing else given', async () => {
+    const { stdout } = await exec('node', ['plugin.mjs', path.join(PROJECT_ROOT, 'test', 'fixtures', 'histories', 'normal-turn.json')], { cwd: project() });
+    expect(stdout).toContain('AgentPlugin: workspace: must be a folder path\n');
+    expect(stdout).toContain('replayed with the plugin\n');
+  }, 120_000);
+
+  it('runs the fake model of durable-agent-worker/testing from the installed package', async () => {
+    const { stdout } = await exec('node', ['fake-model.mjs'], { cwd: project() });
+    expect(stdout).toBe('200 anthropic text, 0 pending\n');
+  });
 
   it('brings the agent command, which runs from the compiled code', async () => {
     const { stdout } = await exec(path.join(project(), 'node_modules', '.bin', 'agent'), ['--help'], { cwd: project() });

@@ -1,18 +1,16 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
-import { createActivities, type AgentActivities } from '../activities';
-import { SessionLogCache, sessionLogSinks } from '../activities/llm/session-log-cache';
-import { McpConnections } from '../activities/mcp';
+import type { AgentActivities } from '../activities';
+import { SessionLogCache } from '../activities/llm/session-log-cache';
 import type { WorkerEnv } from './config';
 import type { WorkerFiles } from './config-files';
-import { stopMcpServersWithWorker } from './mcp-lifetime';
 import type { Tracing } from '../tracing/tracing-provider';
-import { workerTracingOptions } from '../tracing/tracing-worker';
+import type { EncryptionKey } from '../encryption/encryption-key';
+import type { AgentDefinition } from '../contracts/agents/agent-definition';
+import type { CustomTool } from '../contracts/tools/custom-tool';
+import { AgentPlugin, type AgentPluginOptions } from './agent-plugin';
 
-/** `.ts` beside the sources, `.js` in the build (dist/): the workflows are bundled from whichever this file is. */
-export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+export { WORKFLOWS_PATH } from './workflows-path';
 
 /**
  * `mcp` and `prices` are what the process's main read from the files `env` names
@@ -32,14 +30,21 @@ export interface AgentWorkerOptions extends WorkerFiles {
   activityOverrides?: Partial<AgentActivities>;
   heartbeatIntervalMs?: number;
   /**
-   * Payload encryption (encryption/): `workerDataConverter(key)`. Absent: payloads
-   * are plain JSON. With a prebuilt `workflowBundle`, bundle it with the same `failureConverterPath`.
+   * Payload encryption (encryption/): AGENT_ENCRYPTION_KEY's key, for the plugin's data
+   * converter. Absent: payloads are plain JSON. With a prebuilt `workflowBundle`, bundle it
+   * with `failureConverterPath: FAILURE_CONVERTER_PATH`.
    */
+  encryption?: EncryptionKey;
+  /** A data converter of one's own, under the plugin's (which replaces its codecs when `encryption` is given). */
   dataConverter?: WorkerOptions['dataConverter'];
   /** The worker's copy of its sessions' logs; by default one of `AGENT_LOG_CACHE_MB`. Given by tests that read its stats. */
   logCache?: SessionLogCache;
   /** OpenTelemetry tracing (tracing/tracing-provider.ts), when an OTLP endpoint is configured; absent, the worker adds no interceptor. */
   tracing?: Tracing;
+  /** The agents (`defineAgent`) sessions may be started as by name (docs/agents.md). */
+  agents?: readonly AgentDefinition[];
+  /** The tools of one's own (`defineTool`) sessions may be offered by name (docs/tools.md#your-own-tools). */
+  tools?: readonly CustomTool[];
 }
 
 /** The worker's copy of its sessions' logs, sized by `AGENT_LOG_CACHE_MB`. */
@@ -68,46 +73,25 @@ function versioningOptions(env: Pick<WorkerEnv, 'AGENT_DEPLOYMENT_NAME' | 'AGENT
   };
 }
 
+/**
+ * The turnkey worker (`npm run worker`, `npm start`, the tests' workers): a worker of the
+ * session workflow alone, with the plugin a program of one's own uses, its options filled
+ * from the environment. What is left here is the process's: the task queue, the shutdown
+ * grace and Worker Versioning.
+ */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { env } = options;
-  const logCache = options.logCache ?? logCacheFor(env);
-  const mcp = new McpConnections(options.mcp);
-  const activities = createActivities({
-    dispatcher: options.dispatcher,
-    llm: {
-      providers: {
-        anthropic: { baseUrl: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY },
-        openai: { baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY },
-        google: { baseUrl: env.GEMINI_BASE_URL, apiKey: env.GEMINI_API_KEY },
-      },
-      streamIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
-      logCache,
-      prices: options.prices,
-      traceContent: options.tracing?.config.content === true,
-      ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
-    },
-    tools: {
-      workspaceDir: env.AGENT_WORKSPACE,
-      httpAllowlist: env.AGENT_HTTP_ALLOWLIST,
-      maxResponseBytes: env.AGENT_HTTP_MAX_RESPONSE_BYTES,
-    },
-    mcp,
-    traceContent: options.tracing?.config.content === true,
+  const plugin = new AgentPlugin(pluginOptionsOf(options), {
+    ...(options.logCache ? { logCache: options.logCache } : {}),
+    ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
+    ...(options.activityOverrides ? { activityOverrides: options.activityOverrides } : {}),
   });
-  const tracing = options.tracing ? await workerTracingOptions(options.tracing) : undefined;
-  const worker = await Worker.create({
+  return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: env.AGENT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: { ...activities, ...options.activityOverrides },
-    sinks: { ...sessionLogSinks(logCache), ...tracing?.sinks },
-    ...(tracing ? { interceptors: tracing.interceptors } : {}),
-    // Cancellation reaches an activity only in a heartbeat's response, and the SDK would
-    // otherwise hold heartbeats back for up to 80 % of the heartbeat timeout (30 s without
-    // one): a cancelled turn would keep streaming, or keep a tool running, that long.
-    maxHeartbeatThrottleInterval: '2 seconds',
-    defaultHeartbeatThrottleInterval: '2 seconds',
+    plugins: [plugin],
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
     // A deploy stops workers gracefully: running tool calls and streams get most of the
     // grace to finish before they are cancelled, instead of becoming TOOL_OUTCOME_UNKNOWN
     // at once; the rest is for the cancellations to reach them and be reported.
@@ -116,5 +100,28 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...options.overrides,
   });
-  return stopMcpServersWithWorker(worker, mcp);
+}
+
+/** The environment and the files it names, as the plugin's options. */
+function pluginOptionsOf(options: AgentWorkerOptions): AgentPluginOptions {
+  const { env } = options;
+  return {
+    providers: {
+      anthropic: { baseUrl: env.ANTHROPIC_BASE_URL, ...(env.ANTHROPIC_API_KEY ? { apiKey: env.ANTHROPIC_API_KEY } : {}) },
+      openai: { baseUrl: env.OPENAI_BASE_URL, ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}) },
+      google: { baseUrl: env.GEMINI_BASE_URL, ...(env.GEMINI_API_KEY ? { apiKey: env.GEMINI_API_KEY } : {}) },
+    },
+    prices: Object.fromEntries(options.prices),
+    mcp: options.mcp,
+    httpAllowlist: env.AGENT_HTTP_ALLOWLIST,
+    workspace: env.AGENT_WORKSPACE,
+    httpMaxResponseBytes: env.AGENT_HTTP_MAX_RESPONSE_BYTES,
+    llmIdleTimeoutMs: env.AGENT_LLM_IDLE_TIMEOUT_MS,
+    logCacheMb: env.AGENT_LOG_CACHE_MB,
+    dispatcher: options.dispatcher,
+    ...(options.encryption ? { encryption: options.encryption } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
+    ...(options.tools ? { tools: [...options.tools] } : {}),
+    ...(options.agents ? { agents: [...options.agents] } : {}),
+  };
 }

@@ -8,7 +8,7 @@ import { ConfigError, readAllSettings } from '../config/config-error';
 import { parseWorkerEnv, type WorkerEnv } from './config';
 import { readWorkerFiles } from './config-files';
 import { createAgentWorker } from './create-worker';
-import { encryptionKeyFromEnv, workerDataConverter } from '../encryption/data-converter';
+import { encryptionKeyFromEnv } from '../encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
 import { tracingConfigFromEnv } from '../tracing/tracing-config';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
-    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, ...files, ...(encryption ? { dataConverter: workerDataConverter(encryption) } : {}), ...(tracing ? { tracing } : {}) });
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, ...files, ...(encryption ? { encryption } : {}), ...(tracing ? { tracing } : {}) });
     if (tracing) console.log(`worker: traces exported over OTLP/HTTP to ${new URL(tracing.config.endpoint).host} (${tracing.config.protocol})`);
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);

@@ -19,14 +19,14 @@ import {
 } from '../contracts/api';
 import { BudgetUpdateSchema } from '../contracts/budget';
 import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
-import { llmSettingsQuery, retryPolicyQuery } from '../contracts/llm-call';
+import { llmSettingsQuery } from '../contracts/llm-call';
 import { logPage, LOG_PAGE_BYTES } from '../contracts/log-pages';
 import { sessionContextWindow } from '../contracts/model-windows';
 import { settingsInForce } from '../contracts/session-settings';
 import type { Session } from './session-run';
 
 /** Registers the session's Updates and Queries; each changes only the state it names, through its named transition. */
-export function setSessionHandlers({ config, log, state, settings, approvals, budget, mcpTools, turnTraces }: Session): void {
+export function setSessionHandlers({ config, log, state, settings, approvals, budget, mcpTools, turnTraces, llmCalls }: Session): void {
   const awaitOutcome = async (turn: number): Promise<TurnOutcome> => {
     await condition(() => state.outcome(turn) !== undefined);
     const outcome = state.outcome(turn) as TurnOutcome;
@@ -67,6 +67,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     setRetryPolicyUpdate,
     (update) => {
       state.setRetryPolicy(parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy'));
+      llmCalls.policyChanged();
       return state.livePolicy();
     },
     { validator: (update) => void parseOrThrow(RetryPolicyUpdateSchema, update, 'retry policy') },
@@ -102,6 +103,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     contextWindow: sessionContextWindow(config),
     compactAt: config.compactAt,
     ...(config.fork ? { forkedFrom: { workflowId: config.fork.fromWorkflowId, atSeq: config.fork.atSeq } } : {}),
+    ...(config.agent ? { agent: config.agent } : {}),
     settings: settingsInForce(config),
     spend: state.spend,
     usage: state.usage,
@@ -111,10 +113,10 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   setHandler(refreshToolsUpdate, () => mcpTools.refresh(), {
     validator: (...args: unknown[]) => {
       takesNoArgument('refreshTools', args);
-      if (mcpTools.servers.length === 0) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
+      // Custom tools are listed with the MCP tools, and refreshed with them.
+      if (mcpTools.servers.length === 0 && (config.customTools ?? []).length === 0) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
     },
   });
-  setHandler(retryPolicyQuery, () => state.livePolicy());
 }
 
 /**

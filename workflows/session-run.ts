@@ -6,6 +6,7 @@ import { BudgetGuard } from './budget-guard';
 import { ContextCompactor } from './context-compactor';
 import { historyIsLong, nextRunInput, recordCarriedToolList } from './continue-as-new';
 import type { LlmActivities, LlmCallInput, LlmSettings } from '../contracts/llm-call';
+import { LlmCallSchedules } from './llm-call-schedules';
 import { logMirror } from './log-sink';
 import type { AssistantMessage } from '../contracts/messages';
 import { repairOpenTail } from './repair';
@@ -15,6 +16,7 @@ import { SessionState } from './session-state';
 import { callOf } from '../contracts/spend';
 import { ToolDispatch } from './tool-dispatch';
 import { TurnTraces } from './trace-spans';
+import { CustomSessionTools } from './tools/custom-session';
 import { McpSessionTools } from './tools/mcp-session';
 import { BUILTIN_TOOLS, toolSpecs, type BuiltinTool } from '../contracts/tools/registry';
 
@@ -47,9 +49,16 @@ export class Session {
   readonly approvals: ApprovalGate;
   readonly budget: BudgetGuard;
   readonly mcpTools: McpSessionTools;
+  /** The custom tools it is offered, recorded with the MCP tools (workflows/tools/custom-session.ts). */
+  readonly customTools: CustomSessionTools;
   readonly tools: ToolDispatch;
   readonly compactor: ContextCompactor;
   readonly turnTraces = new TurnTraces();
+  /** The LLM calls on the session's ladder: `setRetryPolicy` reaches a pending one through them. */
+  readonly llmCalls = new LlmCallSchedules(
+    () => this.state.livePolicy(),
+    (call, options) => llm.callLlm.executeWithOptions({ ...options, retry: temporalRetryPolicyFor(call.retryPolicy, call.ladder?.attempts) }, [call]),
+  );
   /**
    * Mirrored in one sink call when an LLM call is scheduled, the only time the copy must be
    * current, rather than one call (and one copy of workflowInfo) per event.
@@ -73,7 +82,8 @@ export class Session {
     logMirror.opened(this.settings, [...this.log.events]);
     this.approvals = new ApprovalGate(config.approvalTimeoutMs);
     this.budget = new BudgetGuard(config.continued?.budget ?? budgetOf(config), this.approvals, () => this.state.spend);
-    this.mcpTools = new McpSessionTools(config.mcp ?? [], () => this.log.events, (event) => this.append(event));
+    this.customTools = new CustomSessionTools(config.customTools ?? [], () => this.log.events);
+    this.mcpTools = new McpSessionTools(config.mcp ?? [], this.customTools, () => this.log.events, (event) => this.append(event));
     this.tools = new ToolDispatch(this, enabledTools);
     this.compactor = new ContextCompactor(this);
   }
@@ -88,12 +98,15 @@ export class Session {
     return appended;
   }
 
-  /** Schedules an LLM call (a step's or a compaction's) on the session's ladder, with this activity summary. */
-  callLlm(summary: string, request: LlmCallRequest, activityId?: string): Promise<AssistantMessage> {
+  /**
+   * Schedules an LLM call (a step's or a compaction's) on the session's ladder, with this
+   * activity summary; `reschedulable` as `LlmCallSchedules.call` says.
+   */
+  callLlm(summary: string, request: LlmCallRequest, activityId?: string, reschedulable = true): Promise<AssistantMessage> {
     logMirror.appended(this.#unmirrored.splice(0));
     const { clearToolResultsAfter } = this.config;
-    const call: LlmCallInput = { sessionId: this.workflowId, model: this.config.model, retryPolicy: this.state.livePolicy(), ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...request };
-    return llm.callLlm.executeWithOptions({ summary, retry: temporalRetryPolicyFor(this.state.livePolicy()), ...(activityId ? { activityId } : {}) }, [call]);
+    const call = { sessionId: this.workflowId, model: this.config.model, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...request };
+    return this.llmCalls.call(summary, call, activityId, reschedulable);
   }
 
   /** Temporal suggests continuing as new, or the session's own `continueAsNewAfterEvents` is reached. */

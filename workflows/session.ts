@@ -5,6 +5,7 @@ import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import { logMirror } from './log-sink';
 import { nextMove } from './next-move';
 import { AgentModel } from '../contracts/search-attributes';
+import { withAgentSettings } from '../contracts/agents/agent-record';
 import { setSessionHandlers } from './session-handlers';
 import { Session } from './session-run';
 import { publishStatus } from './session-state';
@@ -53,8 +54,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   }
 }
 
+/** The input with its agent's settings under its own (an input without an agent as it is), checked. */
 function parseInput(input: SessionInput): SessionConfig {
-  const parsed = SessionInputSchema.safeParse(input);
+  const parsed = SessionInputSchema.safeParse(withAgentSettings(input));
   if (!parsed.success) {
     // Non-retryable: a workflow task retried forever on bad input helps nobody.
     throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.invalidInput, message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });

@@ -35,6 +35,10 @@ export async function runStep(session: Session, turn: number, step: number, stop
     }
     tracker = new PendingCallTracker(message);
     state.enteredPhase('tools', step);
+    // Custom tools whose lane depends on the input get it from the worker first; a step
+    // without such a call awaits nothing here, so its commands are what they always were.
+    const deciding = tools.decideLanes(message.toolCalls);
+    if (deciding) await deciding;
     const scheduled = message.toolCalls.map((call) => tools.prepare(call));
     const spans = (toolSpans = new ToolSpans(scheduled));
     await runToolCalls(scheduled, {
@@ -79,7 +83,16 @@ async function prepareCall(session: Session, turn: number, step: number): Promis
 async function callModel(session: Session, turn: number, step: number): Promise<AssistantMessage> {
   try {
     return await llmCall(session, turn, step);
-  } catch (error) {
+  } catch (failure) {
+    let error = failure;
+    // A policy change cancelled the call: it goes on, scheduled again (llm-call-schedules.ts).
+    if (session.llmCalls.cancelledForPolicy(error)) {
+      try {
+        return await session.llmCalls.answer(session.llmCalls.again(error));
+      } catch (after) {
+        error = after;
+      }
+    }
     if (!isContextOverflow(error) || !(await session.compactor.afterOverflow(turn, step))) throw error;
     return await llmCall(session, turn, step);
   }

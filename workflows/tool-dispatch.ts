@@ -16,8 +16,8 @@ const tools = proxyActivities<ToolActivities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-/** What the tool policy reads of its session: its settings, its MCP tools and its log. */
-type ToolSession = Pick<Session, 'config' | 'workflowId' | 'mcpTools' | 'log'>;
+/** What the tool policy reads of its session: its settings, its MCP and custom tools and its log. */
+type ToolSession = Pick<Session, 'config' | 'workflowId' | 'mcpTools' | 'customTools' | 'log'>;
 
 /**
  * The session's tool policy: which calls are answered without running (repeats, invalid
@@ -33,12 +33,25 @@ export class ToolDispatch {
     this.#enabledTools = enabledTools;
   }
 
+  /**
+   * Before a step's calls are prepared: the lanes of custom tools whose lane is a function of
+   * their input, from the worker. `undefined` when there is none to decide, so a step without
+   * such a call awaits nothing here.
+   */
+  decideLanes(calls: readonly ToolCall[]): Promise<void> | undefined {
+    return this.#session.customTools.decideLanes(calls);
+  }
+
   /** What becomes of a call the model made: answered at once, or dispatched in its lane, after a human's decision if it needs one. */
   prepare(call: ToolCall): ScheduledCall {
-    const { config, mcpTools, log } = this.#session;
+    const { config, mcpTools, customTools, log } = this.#session;
     const repeated = repeatedCallOutcome(log.events, call, config.maxRepeats);
     if (repeated) return { kind: 'answer', call, outcome: repeated };
-    const prepared = mcpTools.owns(call.name) ? mcpTools.prepare(call) : prepareToolCall(call, [...this.#enabledTools, ...mcpTools.definitions()]);
+    const prepared = mcpTools.owns(call.name)
+      ? mcpTools.prepare(call)
+      : customTools.owns(call.name)
+        ? customTools.prepare(call)
+        : prepareToolCall(call, [...this.#enabledTools, ...mcpTools.definitions(), ...customTools.definitions()]);
     if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
     // A pattern that names a tool holds its calls in the read-only lane too (an MCP server's
     // `readOnlyHint` is its own word), and such a call runs as the operator took it: alone,
@@ -50,8 +63,9 @@ export class ToolDispatch {
 
   /** Runs a prepared call's activity; a result above the payload limit becomes an error result the model reads. */
   dispatch(turn: number, step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
-    const { config, workflowId, mcpTools } = this.#session;
+    const { config, workflowId, mcpTools, customTools } = this.#session;
     if (mcpTools.owns(call.name)) return keepWithinPayloadLimit(mcpTools.dispatch(step, call, toolClass));
+    if (customTools.owns(call.name)) return keepWithinPayloadLimit(customTools.dispatch(workflowId, turn, step, call, toolClass));
     const tool = this.#enabledTools.find((t) => t.name === call.name);
     if (!tool) throw new Error(`tool ${call.name} vanished between preparation and dispatch`);
     const timeout = config.toolTimeouts[call.name];

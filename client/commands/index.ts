@@ -1,3 +1,4 @@
+import { agentsCommand } from './agents';
 import { approveCommand, denyCommand } from './approval';
 import { budgetCommand } from './budget';
 import { cancelCommand } from './cancel';
@@ -35,4 +36,5 @@ export const COMMANDS: readonly Command[] = [
   denyCommand,
   listCommand,
   showCommand,
+  agentsCommand,
 ];

@@ -9,6 +9,7 @@ import { parseRetryPolicyArg } from '../retry-policy';
 import type { StartOptions } from '../sessions';
 import { defaultMcpServers } from '../mcp-default';
 import { parseList, parseModel } from './command';
+import { AgentNameSchema } from '../../contracts/agents/agent-record';
 
 /**
  * The session's own settings as flags of `start` and `run`. Each flag's value is checked
@@ -116,8 +117,19 @@ function distinct(flag: string, text: string): string[] {
 const TOOL_LIST = TOOL_NAMES.join(',');
 const TOOL_TIMEOUTS = BUILTIN_TOOLS.map((t) => `${t.name} ${t.timeouts.startToCloseMs / 1000}`).join(', ');
 
+function agentName(text: string): string {
+  const parsed = AgentNameSchema.safeParse(text);
+  if (!parsed.success) throw new ConfigError(`--agent ${parsed.error.issues[0]?.message ?? 'invalid'}, got ${JSON.stringify(text)}`);
+  return parsed.data;
+}
+
 /** Every flag of a session, in the order the help lists them. */
 export const SESSION_FLAGS = {
+  agent: text(
+    '--agent NAME',
+    "one of the worker's agents (agent agents lists them): its model, prompt, tools and settings, each flag given here winning over the agent's; the environment's defaults (AGENT_MODEL, …) then do not apply (default: none)",
+    (v) => ({ agent: agentName(v) }),
+  ),
   model: text('--model provider:model', 'the model (default AGENT_MODEL, else anthropic:claude-sonnet-4-5)', (v) => ({ model: parseModel(v) })),
   system: text('--system TEXT', 'the system prompt (default none)', (v) => ({ system: checked('system', v, (why) => `--system ${why}`) })),
   'system-file': text('--system-file PATH', 'the system prompt, read from a UTF-8 file (default none)', systemFile),
@@ -272,6 +284,8 @@ export function sessionOptionsFrom(values: { [K in SessionFlagName]?: string | b
       Object.assign(fromFlags, { [setting]: settingValue });
     }
   }
+  // An agent's settings are its own: only what the command line gives wins over them.
+  if (fromFlags.agent !== undefined) return fromFlags;
   // The model's window is resolved by startSession, from env.modelWindows.
   return {
     model: env.AGENT_MODEL,

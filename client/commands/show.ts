@@ -9,7 +9,7 @@ export const showCommand: Command = {
   synopsis: 'show <id> [--json]',
   summary:
     "Shows one session: its status, turn and step, model, the settings that differ from the defaults, its spend against its budget and the tool calls waiting for approval with their call ids. " +
-    "A closed session shows how and when it closed; when no worker can replay it, what Temporal kept of it. --json prints {workflowId, runId, status, closedAt?, endedBy?, model, turn, step, phase, queued, stepsTaken, retryPolicy, settings, changedSettings, spend, budget, pendingApprovals, unavailable?}.",
+    "A closed session shows how and when it closed; when no worker can replay it, what Temporal kept of it. --json prints {workflowId, runId, status, closedAt?, endedBy?, model, agent?, turn, step, phase, queued, stepsTaken, retryPolicy, settings, changedSettings, spend, budget, pendingApprovals, unavailable?}.",
   async run(argv, { env }) {
     const { values, positionals } = parseCommandArgs(this, argv, {}, ['<id>']);
     const [id = ''] = positionals;
@@ -32,6 +32,7 @@ function lines(view: SessionView): [string, string][] {
   ];
   if (view.turn !== undefined) rows.push(['turn', `${view.turn} · step ${view.step ?? 0}${view.settings ? `/${view.settings.maxSteps}` : ''} · ${plural(view.stepsTaken ?? 0, 'step')} in all`]);
   else if (view.stepsTaken !== null) rows.push(['steps', String(view.stepsTaken)]);
+  if (view.agent !== undefined) rows.push(['agent', view.agent]);
   rows.push(['model', view.model ?? '-']);
   if (view.settings) rows.push(['settings', changedOf(view) || dim('defaults')]);
   if (view.spend) rows.push(['spend', view.budget ? describeBudget(view.budget, view.spend) : `${formatCost(view.spend.costUsd)} · ${view.spend.inputTokens + view.spend.outputTokens} tokens`]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from './tool-definition';
+import { defineBuiltinTool } from './tool-definition';
 
 export const CalculatorInputSchema = z.strictObject({
   expression: z
@@ -10,7 +10,7 @@ export const CalculatorInputSchema = z.strictObject({
 });
 export type CalculatorInput = z.infer<typeof CalculatorInputSchema>;
 
-export const calculatorTool = defineTool({
+export const calculatorTool = defineBuiltinTool({
   name: 'calculator',
   description:
     'Evaluates an arithmetic expression exactly as written and returns the number. ' +

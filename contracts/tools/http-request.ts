@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from './tool-definition';
+import { defineBuiltinTool } from './tool-definition';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -61,7 +61,7 @@ export function isReadOnlyMethod(method: HttpMethod): boolean {
   return method === 'GET' || method === 'HEAD';
 }
 
-export const httpRequestTool = defineTool({
+export const httpRequestTool = defineBuiltinTool({
   name: 'http_request',
   description:
     'Sends one HTTP request and returns the status line, a few response headers and the body text ' +

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_EVENT_LIST_ENTRIES, type ToolSpec } from '../messages';
+import { latestCustomToolOffer } from './custom-tool-offer';
 import type { ToolOutcome } from './tool-outcome';
 import type { ToolClass } from './tool-definition';
 
@@ -84,8 +85,8 @@ export function latestMcpToolList(events: readonly { type: string }[]): McpToolL
   return undefined;
 }
 
-/** The specs the provider request lists: the built-in tools and the MCP tools recorded among `events`. */
+/** The specs the provider request lists: the built-in tools, then the MCP and the custom tools recorded among `events`. */
 export function withMcpToolSpecs(builtin: readonly ToolSpec[], events: readonly { type: string }[]): ToolSpec[] {
-  const listed = latestMcpToolList(events)?.tools ?? [];
+  const listed = [...(latestMcpToolList(events)?.tools ?? []), ...(latestCustomToolOffer(events) ?? [])];
   return [...builtin, ...listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))];
 }

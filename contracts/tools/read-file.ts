@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from './tool-definition';
+import { defineBuiltinTool } from './tool-definition';
 
 export const WorkspacePathSchema = z
   .string({ error: 'path must be a string' })
@@ -10,7 +10,7 @@ export const WorkspacePathSchema = z
 export const ReadFileInputSchema = z.strictObject({ path: WorkspacePathSchema });
 export type ReadFileInput = z.infer<typeof ReadFileInputSchema>;
 
-export const readFileTool = defineTool({
+export const readFileTool = defineBuiltinTool({
   name: 'read_file',
   description:
     'Reads a UTF-8 text file from the workspace and returns its content (cut at a size limit). ' +

@@ -8,7 +8,7 @@ import { validateToolInput } from './validate-tool-input';
 import { writeFileTool } from './write-file';
 
 export type { AnyToolDefinition, ToolClass, ToolDefinition, ToolTimeouts } from './tool-definition';
-export { defineTool } from './tool-definition';
+export { defineBuiltinTool } from './tool-definition';
 export { idempotencyKey } from './idempotency-key';
 export { validateToolInput } from './validate-tool-input';
 

@@ -27,7 +27,7 @@ export interface ToolDefinition<I> {
 }
 
 /** Keeps the literal name in the type, so implementations can be checked against the registry. */
-export function defineTool<N extends string, I>(definition: ToolDefinition<I> & { name: N }): ToolDefinition<I> & { name: N } {
+export function defineBuiltinTool<N extends string, I>(definition: ToolDefinition<I> & { name: N }): ToolDefinition<I> & { name: N } {
   return Object.freeze(definition);
 }
 

@@ -7,7 +7,7 @@ export type ToolInputValidation<I> = { ok: true; input: I } | { ok: false; conte
  * Parses a tool's arguments with its schema. Used by the workflow before dispatch and by
  * the activity again, so both sides reject the same input with the same words.
  */
-export function validateToolInput<I>(tool: ToolDefinition<I>, raw: unknown): ToolInputValidation<I> {
+export function validateToolInput<I>(tool: Pick<ToolDefinition<I>, 'name' | 'input'>, raw: unknown): ToolInputValidation<I> {
   const parsed = tool.input.safeParse(raw);
   if (parsed.success) return { ok: true, input: parsed.data };
   const lines = parsed.error.issues.map((issue) => `- ${describeIssue(issue, raw)}`);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WorkspacePathSchema } from './read-file';
-import { defineTool } from './tool-definition';
+import { defineBuiltinTool } from './tool-definition';
 
 export const WriteFileInputSchema = z.strictObject({
   path: WorkspacePathSchema,
@@ -11,7 +11,7 @@ export const WriteFileInputSchema = z.strictObject({
 });
 export type WriteFileInput = z.infer<typeof WriteFileInputSchema>;
 
-export const writeFileTool = defineTool({
+export const writeFileTool = defineBuiltinTool({
   name: 'write_file',
   description:
     'Creates or replaces a text file in the workspace with the given content, creating parent ' +

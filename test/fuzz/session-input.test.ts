@@ -83,6 +83,19 @@ const FIELDS: Record<string, { valid: fc.Arbitrary<unknown>; bad: fc.Arbitrary<u
     valid: fc.array(mcpName, { maxLength: 3 }),
     bad: fc.oneof(notAnArray, fc.array(fc.oneof(fc.constantFrom('', 'a__b', 'a b', 'x'.repeat(33), 'ü'), notAString), { minLength: 1, maxLength: 3 })),
   },
+  customTools: {
+    valid: fc.array(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), { maxLength: 3 }),
+    bad: fc.oneof(notAnArray, fc.array(fc.oneof(fc.constantFrom('', 'a b', 'x'.repeat(65), 'ü'), notAString), { minLength: 1, maxLength: 3 })),
+  },
+  agent: {
+    valid: fc.record({ name: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/), settings: fc.oneof(fc.constant({}), fc.record({ maxSteps: fc.integer(SESSION_LIMITS.maxSteps) })) }),
+    bad: fc.oneof(
+      notAnObject,
+      fc.constantFrom('', '-x', 'a b', 'x'.repeat(65), 'ü').map((name) => ({ name, settings: {} })),
+      notAnObject.map((settings) => ({ name: 'support', settings })),
+      fc.constant({ name: 'support', settings: {}, model: 'openai:gpt-4o' }),
+    ),
+  },
   approvalRequired: {
     valid: fc.array(fc.string({ minLength: 1, maxLength: 20 }), { maxLength: 3 }),
     bad: fc.oneof(notAnArray, fc.array(fc.oneof(fc.constant(''), notAString), { minLength: 1, maxLength: 3 }), fc.constant(Array.from({ length: 1_001 }, () => '*'))),

@@ -76,6 +76,12 @@ export interface ScriptedLlmOptions {
    * scripted too few replies.
    */
   demo?: boolean;
+  /**
+   * Replies scripted for this name answer, in order, every request whose own model has none
+   * left: the fake model of durable-agent-worker/testing (testing/fake-model.ts), whose user
+   * scripts a conversation whatever model each agent names. Default: none.
+   */
+  anyModel?: string;
 }
 
 const DIALECTS: readonly Dialect[] = [anthropic, openai, google];
@@ -139,6 +145,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     }
     const scripted = queues.shift(model);
     if (scripted) return { reply: scripted, replyKind: scripted.kind };
+    const shared = opts.anyModel === undefined ? undefined : queues.shift(opts.anyModel);
+    if (shared) return { reply: shared, replyKind: shared.kind };
     if (model.startsWith('echo')) {
       return { reply: { kind: 'text', text: `You said: ${dialect.lastUserText(body)}` }, replyKind: 'echo' };
     }
@@ -147,10 +155,11 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       return { reply, replyKind: reply.kind };
     }
     // Failing loudly: a fake that invents replies hides the bug of a test that scripted too few.
-    const message =
-      `scripted LLM: no reply is scripted for model "${model}" (its queue is empty). ` +
-      `Script one with llm.script("${model}", …) or POST /_scripted/${encodeURIComponent(model)}, ` +
-      'or use a model name starting with "echo".';
+    const remedy =
+      opts.anyModel === undefined
+        ? `Script one with llm.script("${model}", …) or POST /_scripted/${encodeURIComponent(model)}, or use a model name starting with "echo".`
+        : "Script one more with the fake model's reply(…).";
+    const message = `scripted LLM: no reply is scripted for model "${model}" (its queue is empty). ${remedy}`;
     return { reply: { kind: 'status', status: 400, message }, replyKind: 'unscripted' };
   }
 

@@ -5,6 +5,7 @@ import { isCancellation, summarizeFailure } from '../failure';
 import type { ToolCall } from '../../contracts/messages';
 import type { NewSessionEvent, SessionEvent } from '../../contracts/session-log';
 import { READ_ONLY_TOOL_RETRY, toolActivityOptions } from './activity-options';
+import type { CustomSessionTools } from './custom-session';
 import { latestMcpToolList, MCP_ARGUMENTS_MAX_CHARS, type McpActivities, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
 import { prepareToolCall, type PreparedToolCall } from '../../contracts/tools/registry';
 import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
@@ -30,16 +31,20 @@ const calls = proxyActivities<McpActivities>({
 /**
  * A session's MCP tools: listed once through an activity and recorded in the log
  * (`tools/listed`), then read from the log only, so replays, retries and forks offer and
- * dispatch exactly the recorded tools. Listing again happens only on `refreshTools`.
+ * dispatch exactly the recorded tools. Listing again happens only on `refreshTools`. The
+ * event holds the session's custom tools too (`custom`, ./custom-session.ts), so they are
+ * listed, recorded, carried and refreshed together: the newest list is the whole offer.
  */
 export class McpSessionTools {
   readonly #servers: readonly string[];
+  readonly #custom: CustomSessionTools;
   readonly #events: () => readonly SessionEvent[];
   readonly #append: (event: NewSessionEvent) => void;
   #built: { list: McpToolList | undefined; byName: Map<string, RecordedTool> } = { list: undefined, byName: new Map() };
 
-  constructor(servers: readonly string[], events: () => readonly SessionEvent[], append: (event: NewSessionEvent) => void) {
+  constructor(servers: readonly string[], custom: CustomSessionTools, events: () => readonly SessionEvent[], append: (event: NewSessionEvent) => void) {
     this.#servers = servers;
+    this.#custom = custom;
     this.#events = events;
     this.#append = append;
   }
@@ -53,22 +58,20 @@ export class McpSessionTools {
    * session uses no MCP server or its log has a list, after listing otherwise.
    */
   async listOnce(): Promise<void> {
-    if (this.#servers.length === 0 || latestMcpToolList(this.#events()) !== undefined) return;
+    if ((this.#servers.length === 0 && !this.#custom.offered) || latestMcpToolList(this.#events()) !== undefined) return;
     await this.refresh();
   }
 
-  /** Lists the servers' tools now and records the list; calls from here on use it. */
+  /** Lists the servers' tools (and the custom ones) now and records the list; calls from here on use it. */
   async refresh(): Promise<McpToolList> {
-    const list = await listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }]).catch((error: unknown) => {
-      if (isCancellation(error)) throw error;
-      // The listing's own line (`mcp_unavailable: MCP server "x" …`), also for a refreshTools caller.
-      const { type, message } = summarizeFailure(error);
-      throw ApplicationFailure.create({ type, message, nonRetryable: true });
-    });
+    // A session with custom tools and no server lists no server; one with neither has always
+    // listed the empty set on `refreshTools`, which its history records.
+    const list = this.#servers.length > 0 || !this.#custom.offered ? await listed(listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }])) : { servers: [], tools: [] };
+    const custom = this.#custom.offered ? await listed(this.#custom.list()) : undefined;
     const events = this.#events();
     // The last event naming a turn: a run that continued as new may hold no turn/start yet.
     const turn = [...events].reverse().find((e) => 'turn' in e)?.turn ?? 0;
-    this.#append({ type: 'tools/listed', turn, ...list });
+    this.#append({ type: 'tools/listed', turn, ...list, ...(custom ? { custom } : {}) });
     return list;
   }
 
@@ -114,13 +117,22 @@ export class McpSessionTools {
   }
 }
 
+/** A listing's failure as its own line (`mcp_unavailable: MCP server "x" …`, `unknown_custom_tool: …`), also for a refreshTools caller. */
+function listed<T>(listing: Promise<T>): Promise<T> {
+  return listing.catch((error: unknown) => {
+    if (isCancellation(error)) throw error;
+    const { type, message } = summarizeFailure(error);
+    throw ApplicationFailure.create({ type, message, nonRetryable: true });
+  });
+}
+
 interface RecordedTool {
   tool: McpTool;
   definition: AnyToolDefinition;
 }
 
-/** A JSON object of bounded size: all the workflow asks of an MCP call's arguments. */
-const BoundedArguments = z.record(z.string(), z.unknown()).refine((args) => jsonChars(args) <= MCP_ARGUMENTS_MAX_CHARS, {
+/** A JSON object of bounded size: all the workflow asks of an MCP or a custom tool call's arguments. */
+export const BoundedArguments = z.record(z.string(), z.unknown()).refine((args) => jsonChars(args) <= MCP_ARGUMENTS_MAX_CHARS, {
   error: `the arguments are more than ${MCP_ARGUMENTS_MAX_CHARS} characters of JSON; send less`,
 });
 

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { agentCatalogueOf } from '../activities/agents/agent-catalogue';
+import { defineAgent, type AgentConfig } from '../contracts/agents/agent-definition';
+import { withAgentSettings } from '../contracts/agents/agent-record';
+import { defineTool } from '../contracts/tools/custom-tool';
+
+const lookupOrder = defineTool({
+  name: 'lookup_order',
+  description: 'Finds an order by its id.',
+  input: z.object({ id: z.string() }),
+  sideEffects: false,
+  run: ({ id }) => ({ id, status: 'shipped' }),
+});
+
+const support: AgentConfig = { name: 'support', model: 'anthropic:claude-sonnet-4-5', system: 'You help customers.', tools: ['read_file', lookupOrder], settings: { maxSteps: 8 } };
+
+describe('defineAgent', () => {
+  it('freezes a definition, keeping built-in and custom tools apart', () => {
+    const agent = defineAgent(support);
+    expect(Object.isFrozen(agent)).toBe(true);
+    expect(agent.builtinTools).toEqual(['read_file']);
+    expect(agent.customTools.map((t) => t.name)).toEqual(['lookup_order']);
+    expect(agent.settings).toEqual({ maxSteps: 8 });
+  });
+
+  it.each([
+    ['a bad name', { ...support, name: 'no spaces' }, 'agent "no spaces": name must be 1 to 64 letters'],
+    ['a bad model', { ...support, model: 'gpt-4o' }, 'agent "support": model: model must be "provider:model"'],
+    ['an unknown built-in tool', { ...support, tools: ['read_fil'] as never }, 'agent "support": tools: unknown built-in tool "read_fil" (built-in tools: calculator, http_request, read_file, write_file)'],
+    ['a tool named twice', { ...support, tools: ['read_file', 'read_file'] }, 'agent "support": tools: names read_file twice'],
+    ['a tool not made by defineTool', { ...support, tools: [{ name: 'lookup_order' }] as never }, 'agent "support": tools: must list built-in tool names and tools made by defineTool'],
+    ['a setting out of its bounds', { ...support, settings: { maxSteps: 0 } }, 'agent "support": settings: maxSteps: must be a whole number from 1 to 500'],
+    ['an unknown setting', { ...support, settings: { maxStep: 3 } as never }, 'agent "support": settings: Unrecognized key: "maxStep"'],
+    ['a bad MCP server name', { ...support, mcp: ['a b'] }, 'agent "support": mcp:'],
+  ])('refuses %s in one line naming the agent', (_, config, message) => {
+    expect(() => defineAgent(config as AgentConfig)).toThrow(message);
+  });
+});
+
+describe("a worker's agents", () => {
+  it('refuses two agents under one name at worker start', () => {
+    expect(() => agentCatalogueOf([defineAgent(support), defineAgent({ ...support, description: 'again' })])).toThrow('worker agents: "support" is defined twice');
+  });
+
+  it('lists each tool with its lane, and gives a session the settings under its own', () => {
+    const [entry] = agentCatalogueOf([defineAgent(support)]);
+    expect(entry?.tools).toEqual([
+      { name: 'read_file', kind: 'built-in', lane: 'read_only' },
+      { name: 'lookup_order', kind: 'custom', lane: 'read_only' },
+    ]);
+    const record = entry?.record;
+    expect(withAgentSettings({ agent: record, maxSteps: 3, maxTokens: undefined })).toMatchObject({ model: 'anthropic:claude-sonnet-4-5', maxSteps: 3, tools: ['read_file'], customTools: ['lookup_order'] });
+  });
+});
