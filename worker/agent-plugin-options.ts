@@ -9,16 +9,13 @@ import type { EncryptionKey } from '../encryption/encryption-key';
 import type { Tracing } from '../tracing/tracing-provider';
 import type { CustomTool } from '../contracts/tools/custom-tool';
 import type { AgentDefinition } from '../contracts/agents/agent-definition';
-import { parseWorkerEnv } from './config';
+import { MAX_TIMER_MS, parseWorkerEnv } from './config';
 
 /**
  * The turnkey worker's defaults are the plugin's: a program that gives the plugin nothing
  * gets what `npm run worker` gets with an empty environment.
  */
 const DEFAULTS = parseWorkerEnv({});
-
-/** Node keeps a timer of at most 2^31 - 1 ms; a longer one would fire at once (worker/config.ts). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 const baseUrl = (fallback: string) =>
   z

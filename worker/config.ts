@@ -15,7 +15,7 @@ const url = (name: string, fallback: string) =>
  * Node keeps a timer of at most 2^31 - 1 ms (about 24.8 days); a longer one fires after
  * 1 ms, so `1e12` would mean "at once". Such values are refused, not shortened.
  */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 const positiveMs = (fallback: number) =>
   z.coerce
