@@ -4,6 +4,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import type { Bundle } from './bundles';
+import { promisesPerReplay } from './promise-count';
 import { median, round } from './stats';
 import { revisionBundle } from './revision-bundle';
 import { table } from './table';
@@ -29,6 +30,8 @@ export interface ReplayCompareResult {
   medianCpuMs: { rev: number; tree: number };
   /** Working tree ÷ revision. */
   ratio: number;
+  /** Promises the workflow creates per replay of the histories (bench/promise-count.ts): the same on every run. */
+  promisesPerReplay: { rev: number; tree: number };
 }
 
 type Named = { workflowId: string; history: ReturnType<typeof historyFromJSON> };
@@ -53,26 +56,28 @@ export async function measureReplayComparison(rev: string, tree: Bundle, setting
       else skipped.push({ history: named.workflowId, error });
     }
     if (usable.length === 0) throw new Error(`bench: --compare ${rev} --replay: no recorded history replays under both bundles`);
-    const blocks = { rev: [] as number[], tree: [] as number[] };
     const bundles = { rev: bundle, tree };
+    const promises = { rev: round(await promisesPerReplay(bundle, usable), 1), tree: round(await promisesPerReplay(tree, usable), 1) };
+    const blocks = { rev: [] as number[], tree: [] as number[] };
     for (let r = 0; r < settings.rounds; r++) {
       const order = r % 2 === 0 ? (['rev', 'tree'] as const) : (['tree', 'rev'] as const);
       for (const which of order) blocks[which].push(await cpuPerReplay(bundles[which], usable, settings.replaysPerBlock));
     }
     const medianCpuMs = { rev: round(median(blocks.rev), 2), tree: round(median(blocks.tree), 2) };
-    return { rev, commit, settings, histories: usable.map((h) => h.workflowId), skipped, blocks, medianCpuMs, ratio: round(medianCpuMs.tree / medianCpuMs.rev, 3) };
+    return { rev, commit, settings, histories: usable.map((h) => h.workflowId), skipped, blocks, medianCpuMs, ratio: round(medianCpuMs.tree / medianCpuMs.rev, 3), promisesPerReplay: promises };
   } finally {
     await remove();
   }
 }
 
 export function formatReplayComparison(result: ReplayCompareResult): string {
-  const { rev, commit, settings, blocks, medianCpuMs, ratio } = result;
+  const { rev, commit, settings, blocks, medianCpuMs, ratio, promisesPerReplay: promises } = result;
   const row = (name: string, figures: number[], med: number) => [name, med, round(Math.min(...figures), 1), round(Math.max(...figures), 1)];
   return [
     `Replay comparison: the session workflow of ${rev} (${commit.slice(0, 12)}) against the working tree's, ${result.histories.length} recorded histories replayed ${settings.replaysPerBlock} at a time, ${settings.rounds} blocks each in alternating order:`,
     table(['bundle', 'CPU ms / replay (median)', 'fastest block', 'slowest block'], [row(rev, blocks.rev, medianCpuMs.rev), row('working tree', blocks.tree, medianCpuMs.tree)]),
     `   working tree ÷ ${rev}: ${ratio}`,
+    `   promises the workflow creates per replay, each given a stack trace by the SDK (the same on every run): ${rev} ${promises.rev}, working tree ${promises.tree}`,
     ...(result.skipped.length === 0 ? [] : [`   not replayed by both (left out): ${result.skipped.map((s) => s.history).join(', ')}`]),
   ].join('\n');
 }

@@ -69,7 +69,10 @@ describe('npm run bench -- --compare REV --replay', () => {
     expect(comparison.blocks.tree).toHaveLength(2);
     expect(comparison.medianCpuMs.rev).toBeGreaterThan(0);
     expect(comparison.medianCpuMs.tree).toBeGreaterThan(0);
-    expect(stdout).toMatch(/^HEAD .*\nworking tree .*\n {3}working tree ÷ HEAD: \d/m);
+    // Counted, not timed: a session's replay makes hundreds, under either bundle.
+    expect(comparison.promisesPerReplay.rev).toBeGreaterThan(100);
+    expect(comparison.promisesPerReplay.tree).toBeGreaterThan(100);
+    expect(stdout).toMatch(/^HEAD .*\nworking tree .*\n {3}working tree ÷ HEAD: \d.*\n {3}promises the workflow creates per replay.*: HEAD \d+(\.\d)?, working tree \d/m);
   }, 180_000);
 
   it('replays the histories of --histories DIR, and leaves out by name one that a bundle does not replay', async () => {
