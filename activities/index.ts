@@ -11,7 +11,7 @@ import { createCustomToolActivities } from './custom-tools';
 import { createLlmActivities, type LlmActivityDeps } from './llm/activity';
 import { createMcpActivities, type McpConnections } from './mcp';
 import { createToolActivities } from './tools';
-import { withArgumentsOnSpan, withMcpArgumentsOnSpan } from './tools/tool-arguments-span';
+import { withArgumentsOnSpan, withCustomArgumentsOnSpan, withMcpArgumentsOnSpan } from './tools/tool-arguments-span';
 
 export interface ActivityDeps {
   dispatcher: Dispatcher;
@@ -34,7 +34,7 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
     ...createLlmActivities({ dispatcher: deps.dispatcher, ...deps.llm }),
     ...traceArguments(createToolActivities({ dispatcher: deps.dispatcher, ...deps.tools }), deps.traceContent === true),
     ...traceMcpArguments(createMcpActivities(deps.mcp), deps.traceContent === true),
-    ...createCustomToolActivities(deps.customTools ?? []),
+    ...traceCustomArguments(createCustomToolActivities(deps.customTools ?? []), deps.traceContent === true),
     ...createAgentActivities(deps.agents ?? []),
   };
 }
@@ -45,4 +45,8 @@ function traceArguments(tools: ToolActivities, content: boolean): ToolActivities
 
 function traceMcpArguments(mcp: McpActivities, content: boolean): McpActivities {
   return content ? withMcpArgumentsOnSpan(mcp) : mcp;
+}
+
+function traceCustomArguments(custom: CustomToolActivities, content: boolean): CustomToolActivities {
+  return content ? withCustomArgumentsOnSpan(custom) : custom;
 }

@@ -30,6 +30,7 @@ export {
   type TurnResult,
 } from './sessions';
 export { cancelTurn, sendMessage, turnMessages, type CancelResult, type SentMessage } from './turn-control';
+export { OutputTypeError, type MessageOptions } from './message-output';
 export { decideApproval, pendingApprovals, type ApprovalResult } from './approvals';
 export { requestEnd, type EndRequested, type SessionEnd } from './end-session';
 export { showSession, type SessionView } from './session-view';

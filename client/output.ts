@@ -1,6 +1,7 @@
 import type { AssistantMessage, Message, ProviderData, Usage } from '../contracts/messages';
 import { conversationOf } from '../contracts/conversation';
 import type { SessionEvent } from '../contracts/session-log';
+import type { CustomToolLane } from '../contracts/tools/custom-tool-offer';
 
 const tty = process.stdout.isTTY === true && !process.env.NO_COLOR;
 const paint = (code: number) => (text: string) => (tty ? `\u001b[${code}m${text}\u001b[0m` : text);
@@ -10,6 +11,9 @@ export const red = paint(31);
 export const green = paint(32);
 export const yellow = paint(33);
 export const cyan = paint(36);
+
+/** A custom tool's lane rule as `log` and `tools` show it; `by_input` is its `sideEffects` function, which the worker asks per call. */
+export const CUSTOM_LANE_NAMES: Record<CustomToolLane, string> = { read_only: 'read-only', side_effecting: 'side-effecting', by_input: 'read-only or side-effecting, by its input' };
 
 /**
  * The conversation as a person reads it: every message as it was written. A compaction
@@ -98,12 +102,13 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
   const where = 'step' in e ? `turn ${e.turn} · step ${e.step}` : `turn ${e.turn}`;
   switch (e.type) {
     case 'turn/start':
-      return `${dim(where)} · ${bold('you')}: ${truncate(e.text, 300)}`;
+      return `${dim(where)} · ${bold('you')}: ${truncate(e.text, 300)}${e.output ? ` ${dim('· answer: JSON by the output schema')}` : ''}`;
     case 'turn/end': {
       const status = e.status === 'completed' ? green(e.status) : red(e.status);
       const reason = e.reason && e.reason !== 'answered' ? ` (${e.reason})` : '';
       const failure = e.failure ? `: ${red(`${e.failure.type}: ${e.failure.message}`)}` : '';
-      return `${dim(where)} ${status}${reason}${failure}`;
+      const output = e.output === undefined ? '' : `, ${bold('output')}:\n${formatOutput(e.output)}`;
+      return `${dim(where)} ${status}${reason}${failure}${output}`;
     }
     case 'step/start':
       return `${dim(where)} · llm ${e.model}`;
@@ -119,10 +124,22 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
       const code = e.code === 'ok' ? '' : ` ${red(e.code)}`;
       return `${dim(where)} · ${mark} ${e.name}${code}: ${truncate(e.content, 300)} ${dim(`#${e.callId}`)}`;
     }
-    case 'tools/listed':
-      return `${dim(where)} · MCP tools listed: ${e.tools.length} from ${e.servers.join(', ') || 'no server'}`;
+    case 'tools/listed': {
+      const mcp = `MCP tools listed: ${e.tools.length} from ${e.servers.join(', ') || 'no server'}`;
+      if (!e.custom) return `${dim(where)} · ${mcp}`;
+      // A session with custom tools and no server lists no server: only its custom tools are news.
+      const custom = e.custom.map((t) => `${t.name} (${CUSTOM_LANE_NAMES[t.lane]})`).join(', ') || 'none';
+      return `${dim(where)} · ${e.servers.length > 0 ? `${mcp} · custom tools: ${custom}` : `custom tools listed: ${custom}`}`;
+    }
     case 'context/compacted':
       // The summary is for the model; a person reads the log itself, which keeps every event.
       return `${dim(where)} · compact · ${e.tokensBefore} → ${e.tokensAfter} tokens ${dim(`(through event ${e.throughSeq})`)}`;
+    case 'output/rejected':
+      return `${dim(where)} · ${red('answer does not match the output schema')}: ${truncate(e.errors.join('; '), 300)} ${dim('(the model is asked again)')}`;
   }
+}
+
+/** A structured answer's value as a person reads it: indented JSON, keys in the model's order. */
+export function formatOutput(value: unknown): string {
+  return JSON.stringify(value, null, 2);
 }

@@ -1,6 +1,8 @@
 import type { BuiltinToolName } from '../contracts/tools/registry';
 import { waitsForApproval } from '../contracts/tools/approval-patterns';
+import { latestCustomToolOffer, type CustomToolOffer } from '../contracts/tools/custom-tool-offer';
 import { latestMcpToolList, type McpToolList } from '../contracts/tools/mcp-tools';
+import { CUSTOM_LANE_NAMES } from './output';
 import { readLatestRunLog, type SessionHandle } from './sessions';
 
 /** One tool a session offers, with the lane its calls run in. */
@@ -12,6 +14,8 @@ export interface SessionTool {
   /** For an MCP tool: its server and its own name there. */
   server?: string;
   tool?: string;
+  /** A tool of the worker's own (`defineTool`), as the session's log recorded its offer. */
+  custom?: true;
 }
 
 /** The built-in tools' lanes, as their `classify` decides them (http_request per method). */
@@ -24,7 +28,7 @@ const BUILTIN_LANES: Record<BuiltinToolName, 'read-only' | 'side-effecting' | 'r
 
 const LANE_NAMES = { read_only: 'read-only', side_effecting: 'side-effecting' } as const;
 
-/** The tools a session offers now: its built-in ones, then the MCP tools its log recorded last. */
+/** The tools a session offers now: its built-in ones, then the MCP and custom tools its log recorded last. */
 export async function sessionTools(handle: Pick<SessionHandle, 'client' | 'workflowId' | 'query'>): Promise<SessionTool[]> {
   const { state, events } = await readLatestRunLog(handle);
   const approvals = state.settings.approvalRequired;
@@ -34,7 +38,7 @@ export async function sessionTools(handle: Pick<SessionHandle, 'client' | 'workf
     // http_request's side-effecting methods are the ones `*` holds; a pattern naming it holds GETs too.
     approval: waitsForApproval(approvals, name, BUILTIN_LANES[name] === 'read-only' ? 'read_only' : 'side_effecting'),
   }));
-  return [...builtin, ...mcpTools(latestMcpToolList(events), approvals)];
+  return [...builtin, ...mcpTools(latestMcpToolList(events), approvals), ...customTools(latestCustomToolOffer(events), approvals)];
 }
 
 export function mcpTools(list: McpToolList | undefined, approvals: readonly string[]): SessionTool[] {
@@ -47,8 +51,18 @@ export function mcpTools(list: McpToolList | undefined, approvals: readonly stri
   }));
 }
 
-/** One line per tool: name, lane, and where an MCP tool comes from. */
+function customTools(offer: readonly CustomToolOffer[] | undefined, approvals: readonly string[]): SessionTool[] {
+  return (offer ?? []).map((t) => ({
+    name: t.name,
+    lane: CUSTOM_LANE_NAMES[t.lane],
+    // As for http_request: `*` holds the calls the worker takes for side-effecting, a pattern naming the tool holds every call.
+    approval: waitsForApproval(approvals, t.name, t.lane === 'read_only' ? 'read_only' : 'side_effecting'),
+    custom: true,
+  }));
+}
+
+/** One line per tool: name, lane, and where an MCP or custom tool comes from. */
 export function formatTools(tools: readonly SessionTool[]): string[] {
   const width = Math.max(0, ...tools.map((t) => t.name.length));
-  return tools.map((t) => `${t.name.padEnd(width)}  ${t.lane}${t.approval ? ', waits for approval' : ''}${t.server ? `  (MCP ${t.server}/${t.tool})` : ''}`);
+  return tools.map((t) => `${t.name.padEnd(width)}  ${t.lane}${t.approval ? ', waits for approval' : ''}${t.server ? `  (MCP ${t.server}/${t.tool})` : ''}${t.custom ? '  (custom)' : ''}`);
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 // The SDK's writer of the history JSON that the CLI, the UI and `historyFromJSON` read; 1.24 exports it only here.
@@ -11,7 +12,6 @@ import {
   endUpdate,
   sendUpdate,
   stateQuery,
-  type SendMessage,
   type SessionInput,
   type SessionState,
   type TurnOutcome,
@@ -35,6 +35,9 @@ import { readForkStart, readLogChain, readSessionLog, temporalSessionRuns } from
 import { readableConversation } from './output';
 import { resolveAgent } from './agents';
 import { withAgentSettings, type AgentRecord } from '../contracts/agents/agent-record';
+import { messageOf, typedOutput, type MessageOptions } from './message-output';
+import { outputSchemaNotes } from '../contracts/output-compat';
+import { parseModelRef } from '../contracts/model-ref';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
 
@@ -73,6 +76,12 @@ export interface StartOptions extends Omit<SessionInput, 'model' | 'agent'> {
    */
   agent?: string | AgentRecord;
   workflowId?: string;
+  /**
+   * Told, one line each and before the session starts, what its provider's structured-output
+   * mode does with its output schema (contracts/output-compat.ts): what a strict mode
+   * refuses, and how the schema is sent instead. Not called for a schema a provider takes whole.
+   */
+  onNotice?: (line: string) => void;
 }
 
 /**
@@ -111,7 +120,7 @@ export async function startSessionWithMessage(client: Client, env: StartEnv, opt
 
 /** The session's start options, its input checked here: a refusal is the client's one line, not a failed workflow. */
 async function startOptionsOf(client: Client, env: StartEnv, options: StartOptions) {
-  const { workflowId, agent, ...given } = options;
+  const { workflowId, agent, onNotice, ...given } = options;
   // A name is resolved by the worker, which has the definitions; a fork's agent comes resolved.
   const record = typeof agent === 'string' ? (await resolveAgent(client, env, agent)).record : agent;
   const withAgent = (record ? { ...given, agent: record } : given) as SessionInput;
@@ -119,6 +128,9 @@ async function startOptionsOf(client: Client, env: StartEnv, options: StartOptio
   const input = { ...withAgent, ...knownWindow(effective, env.modelWindows) };
   const parsed = SessionInputSchema.safeParse(withAgentSettings(input));
   if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
+  // The schema may be the agent's: only the input as resolved here knows it.
+  const { outputSchema, model } = parsed.data;
+  if (outputSchema && onNotice) outputSchemaNotes(parseModelRef(model).provider, outputSchema).forEach((line) => onNotice(line));
   return {
     taskQueue: env.AGENT_TASK_QUEUE,
     workflowId: workflowId ?? `session-${randomUUID()}`,
@@ -146,29 +158,32 @@ export function knownWindow(input: Pick<StartOptions, 'model' | 'contextWindow'>
   return window ? { contextWindow: window.contextWindow } : {};
 }
 
-export interface TurnResult {
+export interface TurnResult<O = unknown> {
   status: TurnOutcome['status'];
   turn?: number;
   /** Why a completed turn ended: the model answered, or it reached the session's `maxSteps`. */
   reason?: TurnOutcome['reason'];
   failure?: FailureSummary;
+  /** A turn with an output schema that completed `answered`: its answer's value (docs/structured-output.md). */
+  output?: O;
 }
 
-/** Sends a message and waits for its turn; a failed or cancelled turn is a result, not an exception. */
-export async function sendAndWait(handle: SessionHandle, text: string): Promise<TurnResult> {
-  return turnResultOf(handle.executeUpdate(sendUpdate, { args: [messageOf(text)] }));
-}
-
-function messageOf(text: string): SendMessage {
-  const message = SendMessageSchema.safeParse({ text });
-  if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
-  return message.data;
+/**
+ * Sends a message and waits for its turn; a failed or cancelled turn is a result, not an
+ * exception. With `outputSchema` the turn's answer must match it; given a zod schema there,
+ * or the agent, `output` is typed by it.
+ */
+export async function sendAndWait<S extends z.ZodType = z.ZodType>(handle: SessionHandle, text: string, options: MessageOptions<S> = {}): Promise<TurnResult<z.output<S>>> {
+  const result = await turnResultOf(handle.executeUpdate(sendUpdate, { args: [messageOf(text, options)] }));
+  const { output, ...rest } = result;
+  const typed = typedOutput(options, output);
+  return { ...rest, ...(typed === undefined ? {} : { output: typed }) };
 }
 
 async function turnResultOf(outcome: Promise<TurnOutcome>): Promise<TurnResult> {
   try {
-    const { status, turn, reason } = await outcome;
-    return { status, turn, ...(reason ? { reason } : {}) };
+    const { status, turn, reason, output } = await outcome;
+    return { status, turn, ...(reason ? { reason } : {}), ...(output === undefined ? {} : { output }) };
   } catch (error) {
     const failed = turnOutcomeOf(error);
     if (failed) return failed;
@@ -176,8 +191,8 @@ async function turnResultOf(outcome: Promise<TurnOutcome>): Promise<TurnResult> 
   }
 }
 
-/** The outcome carried by a failed `send`/`awaitTurn` Update, if that is what this error is. */
-export function turnOutcomeOf(error: unknown): TurnResult | undefined {
+/** The outcome carried by a failed `send`/`awaitTurn` Update, if that is what this error is: never with an output. */
+export function turnOutcomeOf(error: unknown): TurnResult<never> | undefined {
   if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
   const [outcome] = error.cause.details ?? [];
   if (!isTurnOutcome(outcome)) return undefined;
@@ -215,6 +230,8 @@ export interface RunResult {
   status: TurnOutcome['status'];
   reason?: TurnOutcome['reason'];
   failure?: FailureSummary;
+  /** With an output schema (`--output-schema`, the agent's `output`): the answer's value, once the turn completed answered. */
+  output?: unknown;
   messages: Message[];
   /** How the turn's last answer stopped; `refusal` when the model refused. Absent when no answer was recorded. */
   stopReason?: StopReason;
@@ -247,6 +264,7 @@ export async function runOnce(
     status: turn.status,
     ...(turn.reason ? { reason: turn.reason } : {}),
     ...(turn.failure ? { failure: turn.failure } : {}),
+    ...(turn.output === undefined ? {} : { output: turn.output }),
     messages: readableConversation(events),
     ...lastStopReason(events),
     usage: spendOf(events),
@@ -285,19 +303,22 @@ export async function forkSession(client: Client, env: StartEnv, sourceId: strin
   if (atSeq !== undefined && (!Number.isInteger(atSeq) || atSeq < 0)) throw new ConfigError(`atSeq must be the seq of an event of the source, 0 or more (got ${atSeq})`);
   const runs = temporalSessionRuns(client.workflow, sourceId);
   const state = await source.query(stateQuery);
-  const hasMcp = ((state.settings as SessionSettings | undefined)?.mcp?.length ?? 0) > 0;
+  const settingsNow = state.settings as SessionSettings | undefined;
+  // MCP and custom tools alike are offered from the latest `tools/listed`: a fork that lost it
+  // to a compaction would list again, from a worker that may have changed them since.
+  const listsTools = (settingsNow?.mcp?.length ?? 0) > 0 || (settingsNow?.customTools?.length ?? 0) > 0;
   // The counts at the cut are the source's now less those of the events after it. Without
   // a cut, the fork ends where this state ends: a source still running may have logged more
   // since, which the counts would not include.
   const cut = atSeq ?? (state.events > 0 ? state.events - 1 : undefined);
   const [{ events: kept, toolsListed }, after] = await Promise.all([
-    readForkStart(runs, cut, { toolList: hasMcp }),
+    readForkStart(runs, cut, { toolList: listsTools }),
     atSeq === undefined ? Promise.resolve([]) : readLogChain(runs, { fromSeq: atSeq + 1, uptoSeq: state.events }),
   ]);
   const carried = {
     ...carriedSpend(state, kept),
     ...countsAtCut(state, after),
-    ...(toolsListed ? { toolsListed: { turn: toolsListed.turn, servers: toolsListed.servers, tools: toolsListed.tools } } : {}),
+    ...(toolsListed ? { toolsListed: { turn: toolsListed.turn, servers: toolsListed.servers, tools: toolsListed.tools, ...(toolsListed.custom ? { custom: toolsListed.custom } : {}) } } : {}),
   };
   // The window goes with the model: a fork onto another model has the new one's resolved.
   const { contextWindow, ...settings } = carriedSettings(state);

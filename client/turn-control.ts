@@ -1,29 +1,33 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { awaitTurnUpdate, cancelTurnUpdate, SendMessageSchema, sendUpdate } from '../contracts/api';
+import type { z } from 'zod';
+import { awaitTurnUpdate, cancelTurnUpdate, sendUpdate } from '../contracts/api';
 import type { Message } from '../contracts/messages';
 import type { SessionEvent } from '../contracts/session-log';
-import { ConfigError } from '../config/config-error';
 import { readableConversation } from './output';
+import { messageOf, typedOutput, type MessageOptions } from './message-output';
 import { turnOutcomeOf, type SessionHandle, type TurnResult } from './sessions';
 
-export interface SentMessage {
+export interface SentMessage<O = unknown> {
   /** The `send` Update's id: `getUpdateHandle(updateId)` reaches its outcome later. */
   updateId: string;
   /** Settles when the turn ends; a failed or cancelled turn resolves, it does not reject. */
-  outcome: Promise<TurnResult>;
+  outcome: Promise<TurnResult<O>>;
 }
 
 /**
  * Sends a user message and returns as soon as the session has accepted it (the turn is
  * queued, durably), without waiting for the turn. A rejection by the session (it is
- * ending, the text is empty) throws here.
+ * ending, the text is empty) throws here. `options` as for sendAndWait: the message's
+ * output schema, and what types the outcome's `output`.
  */
-export async function sendMessage(handle: SessionHandle, text: string): Promise<SentMessage> {
-  const message = SendMessageSchema.safeParse({ text });
-  if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
-  const update = await handle.startUpdate(sendUpdate, { args: [message.data], waitForStage: WorkflowUpdateStage.ACCEPTED });
+export async function sendMessage<S extends z.ZodType = z.ZodType>(handle: SessionHandle, text: string, options: MessageOptions<S> = {}): Promise<SentMessage<z.output<S>>> {
+  const message = messageOf(text, options);
+  const update = await handle.startUpdate(sendUpdate, { args: [message], waitForStage: WorkflowUpdateStage.ACCEPTED });
   const outcome = update.result().then(
-    (o): TurnResult => ({ status: o.status, turn: o.turn }),
+    (o): TurnResult<z.output<S>> => {
+      const output = typedOutput(options, o.output);
+      return { status: o.status, turn: o.turn, ...(o.reason ? { reason: o.reason } : {}), ...(output === undefined ? {} : { output }) };
+    },
     (error: unknown) => {
       const failed = turnOutcomeOf(error);
       if (failed) return failed;

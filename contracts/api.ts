@@ -11,6 +11,7 @@ import { COMPACT_AT, CompactAtSchema, SESSION_LIMITS, ToolNameSchema, ToolTimeou
 import { CustomToolNameSchema, CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
 import { AgentRecordSchema, type AgentRecord } from './agents/agent-record';
+import { OUTPUT_RETRIES, OutputRetriesSchema, OutputSchemaSchema } from './structured-output';
 
 /**
  * The session workflow's interface: its input, Updates and Queries. The client imports the
@@ -74,6 +75,8 @@ export const TurnOutcomeSchema = z.object({
   status: TurnStatusSchema,
   reason: z.enum(['answered', 'step_limit']).optional(),
   failure: FailureSummarySchema.optional(),
+  /** A turn with an output schema that completed `answered`: the answer's value, valid against it (contracts/structured-output.ts). */
+  output: z.unknown().optional(),
 });
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
 
@@ -122,6 +125,10 @@ export const SessionInputSchema = z
      * Without it the session continues as new when Temporal suggests it.
      */
     continueAsNewAfterEvents: boundedInt('continueAsNewAfterEvents').optional(),
+    /** The JSON Schema every turn's answer must match (structured output); a message's own wins. Free text when absent. */
+    outputSchema: OutputSchemaSchema.optional(),
+    /** Repair requests a turn may make after an answer that does not match its schema; then it fails `output_invalid`. */
+    outputRetries: OutputRetriesSchema.default(OUTPUT_RETRIES.default),
     /** Spending limits checked before each LLM call (workflows/budget-guard.ts); none when absent. */
     budgetUsd: BudgetSchema.shape.usd,
     budgetTokens: BudgetSchema.shape.tokens,
@@ -197,7 +204,13 @@ export const SessionInputSchema = z
 export type SessionInput = z.input<typeof SessionInputSchema>;
 export type SessionConfig = z.output<typeof SessionInputSchema>;
 
-export const SendMessageSchema = z.object({ text: z.string().trim().min(1, { message: 'a message must not be empty' }).max(200_000) }).strict();
+export const SendMessageSchema = z
+  .object({
+    text: z.string().trim().min(1, { message: 'a message must not be empty' }).max(200_000),
+    /** The JSON Schema this turn's answer must match, in place of the session's `outputSchema`. */
+    outputSchema: OutputSchemaSchema.optional(),
+  })
+  .strict();
 export type SendMessage = z.infer<typeof SendMessageSchema>;
 
 

@@ -23,6 +23,14 @@ export function withSummary(summary: string, text: string): string {
   return `${SUMMARY_PREFIX}${summary}\n\n${text}`;
 }
 
+/**
+ * What the model is sent after an answer that did not match the turn's output schema
+ * (an `output/rejected` event): its errors, and the request to answer again.
+ */
+export function repairRequest(errors: readonly string[]): string {
+  return `Your answer did not match the required JSON Schema:\n${errors.map((e) => `- ${e}`).join('\n')}\nAnswer again with only a JSON value that matches the schema.`;
+}
+
 /** Tool results above this many UTF-8 bytes may be cleared (`clearToolResultsAfter`); smaller ones cost less than the line that replaces them would save. */
 export const CLEARABLE_RESULT_BYTES = 4096;
 
@@ -33,7 +41,8 @@ export function clearedResultLine(name: string, callId: string, bytes: number): 
 
 /**
  * The conversation a provider sees, derived from the log. Tool results follow their
- * assistant message in the assistant's call order, whatever order they finished in.
+ * assistant message in the assistant's call order, whatever order they finished in; an
+ * answer rejected by the turn's output schema is followed by the repair request.
  *
  * After a compaction (the last `context/compacted` among `events`) only the events after
  * its `throughSeq` are sent, the summary in front of the first user message. With
@@ -57,6 +66,7 @@ export function conversationOf(events: readonly SessionEvent[], provider?: Provi
   const messages: Message[] = [];
   for (const e of sent) {
     if (e.type === 'turn/start') messages.push({ role: 'user', text: e.text });
+    else if (e.type === 'output/rejected') messages.push({ role: 'user', text: repairRequest(e.errors) });
     else if (e.type === 'assistant') {
       const { text, toolCalls, providerData } = e.message;
       messages.push({ role: 'assistant', text, toolCalls, ...(providerData && providerData.provider === provider ? { providerData } : {}) });

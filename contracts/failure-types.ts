@@ -57,6 +57,12 @@ export const FAILURE_TYPES = {
     raisedBy: ['session'],
     meaning: 'the session stopped in the middle of a step (terminated, crashed, or cut there by a fork); the step was closed afterwards',
   },
+  output_invalid: {
+    retryable: false,
+    raisedBy: ['session'],
+    meaning: "the turn's answer did not match its output schema after every repair request (--output-retries); the message lists the last errors",
+  },
+  refused: { retryable: false, raisedBy: ['session'], meaning: 'the model refused to give a structured answer (its stop reason was a refusal): not repaired' },
   internal_error: {
     retryable: false,
     raisedBy: ['session', 'llm activity', 'tool activity'],

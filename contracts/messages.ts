@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OutputSpec } from './structured-output';
 
 /**
  * The provider-neutral conversation. Adapters translate it to each wire format;
@@ -170,4 +171,9 @@ export interface LlmRequest {
    * cached prefixes by (the session id). Absent: no cache breakpoints, no key.
    */
   promptCacheKey?: string;
+  /**
+   * The answer must be a JSON value matching this schema (structured output), sent in the
+   * provider's native mode; absent: free text. From the turn's `turn/start` event.
+   */
+  output?: OutputSpec;
 }

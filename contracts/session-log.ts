@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { EMPTY_LOG_DIGEST, extendLogDigest } from './log-digest';
-import { AssistantMessageSchema, ToolResultCodeSchema, UsageSchema } from './messages';
+import { AssistantMessageSchema, MAX_EVENT_LIST_ENTRIES, ToolResultCodeSchema, UsageSchema } from './messages';
 import { CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpToolListSchema } from './tools/mcp-tools';
+import { OutputSpecSchema } from './structured-output';
 
 /**
  * The session log: append-only, typed, the single source of truth of a session. The
@@ -23,7 +24,8 @@ const stepRef = { ...turnRef, step: z.number().int().positive() };
 /** Built on first use, like the assistant message's (see messages.ts): only a log carried into a run is parsed with it. */
 export const SessionEventSchema = z.lazy(() =>
   z.discriminatedUnion('type', [
-    z.object({ type: z.literal('turn/start'), ...at, ...turnRef, text: z.string() }),
+    /** `output`: what the turn's answer must match (the message's schema, else the session's); absent: free text. */
+    z.object({ type: z.literal('turn/start'), ...at, ...turnRef, text: z.string(), output: OutputSpecSchema.optional() }),
     z.object({
       type: z.literal('turn/end'),
       ...at,
@@ -32,10 +34,18 @@ export const SessionEventSchema = z.lazy(() =>
       /** Why a completed turn stopped: the model answered, or the step limit was reached. */
       reason: z.enum(['answered', 'step_limit']).optional(),
       failure: FailureSummarySchema.optional(),
+      /** A turn with an output schema that completed `answered`: the answer's value, valid against it. */
+      output: z.unknown().optional(),
     }),
     z.object({ type: z.literal('step/start'), ...at, ...stepRef, model: z.string() }),
     z.object({ type: z.literal('step/end'), ...at, ...stepRef, status: EndStatusSchema, failure: FailureSummarySchema.optional() }),
     z.object({ type: z.literal('assistant'), ...at, ...stepRef, message: AssistantMessageSchema }),
+    /**
+     * The step's answer did not match the turn's output schema: `errors` (bounded, see
+     * OUTPUT_ERRORS) are sent to the model as the next user message, asking it to answer
+     * again. Recorded after the step's `step/end`, before the next step's `step/start`.
+     */
+    z.object({ type: z.literal('output/rejected'), ...at, ...stepRef, errors: z.array(z.string()).max(MAX_EVENT_LIST_ENTRIES) }),
     /** Recorded just before dispatch: it proves the call may have started, never that it ran. */
     z.object({
       type: z.literal('tool/call'),

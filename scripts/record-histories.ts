@@ -253,6 +253,24 @@ const SCENARIOS: Record<string, Scenario> = {
     await endSession(session);
     return session.workflowId;
   },
+  /**
+   * Structured output: a tool call, then an answer that does not match the session's
+   * schema, recorded as output/rejected and repaired in a third step.
+   */
+  'repaired-turn': async (agent) => {
+    const schema = { type: 'object', properties: { result: { type: 'integer', minimum: 0 } }, required: ['result'], additionalProperties: false };
+    agent.llm.script(
+      'repaired-turn',
+      { kind: 'tool_calls', calls: [{ id: 'toolu_repair_1', name: 'calculator', input: { expression: '6*7' } }] },
+      { kind: 'json', value: { result: -42 } },
+      { kind: 'json', value: { result: 42 } },
+    );
+    const session = await start(agent, 'repaired-turn', { outputSchema: schema });
+    const outcome = await session.executeUpdate(sendUpdate, { args: [{ text: 'compute 6*7' }] });
+    if (outcome.output === undefined) throw new Error(`the repaired turn ended ${JSON.stringify(outcome)}`);
+    await endSession(session);
+    return session.workflowId;
+  },
   /** MCP tools: listed into the log before the first LLM call, an echo call, then refresh-tools and a second turn. */
   'mcp-tools': async (agent) => {
     agent.llm.script(

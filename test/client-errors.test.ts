@@ -80,7 +80,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
 
   it.each([
     [['frobnicate'], /^client: unknown command "frobnicate" \(commands: start, send, run, watch, log, history, fork, cancel, end, tools, refresh-tools, retry-policy, budget, approve, deny, list, show, agents; try --help\)$/],
-    [['send', 'session-x', 'hi', '--wiat'], /^client: send: Unknown option '--wiat' \(usage: send <id> TEXT \[--wait\] \[--json\]\)$/],
+    [['send', 'session-x', 'hi', '--wiat'], /^client: send: Unknown option '--wiat' \(usage: send <id> TEXT \[--output-schema FILE\] \[--wait\] \[--json\]\)$/],
     [['send', 'session-x'], /^client: send needs TEXT \(usage: send <id> TEXT/],
     [['send', 'session-x', 'two', 'words'], /^client: send: unexpected argument "words" .*quote a message with spaces/],
     [['send', 'session-x', '   '], /^client: a message must not be empty$/],
@@ -107,7 +107,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
     }
     const send = await cli(['send', '--help']);
     expect(send.code).toBe(0);
-    expect(send.stdout).toMatch(/^usage: npm run client -- send <id> TEXT \[--wait\] \[--json\]\n\nSends a user message/);
+    expect(send.stdout).toMatch(/^usage: npm run client -- send <id> TEXT \[--output-schema FILE\] \[--wait\] \[--json\]\n\nSends a user message/);
   });
 
   it('says, while it waits, that an Update needs a worker when none is polling the task queue', async () => {

@@ -2,7 +2,7 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { readProgress } from '../client/progress';
 import { sendAndWait, startSession, turnOutcomeOf } from '../client/sessions';
-import { cancelTurnUpdate, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../contracts/api';
+import { cancelTurnUpdate, logQuery, sendUpdate, setRetryPolicyUpdate, type SessionInput } from '../contracts/api';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../contracts/retry-policy';
 import type { ScriptedReply } from '../testing/scripted-llm/server';
 import { useAgentHarness } from './support/agent-harness';
@@ -117,6 +117,23 @@ describe.each(['anthropic', 'openai', 'google'])('the LLM call on %s, retried by
     expect((await sendAndWait(handle, 'hi')).status).toBe('completed');
     expect(await llmAttempts(handle.workflowId)).toEqual([{ attempt: 2, retried: 'network_error' }]);
     expect(h().llm.requests({ model: s.model })).toHaveLength(2);
+  });
+
+  it('retries a stream cut in the middle of a structured answer, and keeps the JSON of the retry', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    const s = session(provider, 'truncate-json', [{ kind: 'truncate', text: '{"city": "Par' }, { kind: 'json', value: { city: 'Paris' } }], { outputSchema: schema });
+    const handle = await s.start();
+    expect(await sendAndWait(handle, 'hi')).toMatchObject({ status: 'completed', reason: 'answered' });
+    expect(await llmAttempts(handle.workflowId)).toEqual([{ attempt: 2, retried: 'network_error' }]);
+    // Both attempts asked for the turn's schema natively: the activity reads it from the turn's start.
+    const requests = h().llm.requests({ model: s.model });
+    expect(requests.map((r) => [r.replyKind, r.output?.schema])).toEqual([
+      ['truncate', schema],
+      ['json', schema],
+    ]);
+    const log = await handle.query(logQuery, {});
+    expect(log.flatMap((e) => (e.type === 'assistant' ? [JSON.parse(e.message.text) as unknown] : []))).toEqual([{ city: 'Paris' }]);
+    expect(log.find((e) => e.type === 'turn/end')).toMatchObject({ status: 'completed', output: { city: 'Paris' } });
   });
 });
 

@@ -10,7 +10,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alteredWorkflows, COMPACTION_AFTER_STEP, removeAlteredCopies, TIMER_FIRST, UPSERT_AFTER_SCHEDULING, type Edit } from './support/altered-workflows';
+import { alteredWorkflows, COMPACTION_AFTER_STEP, OUTPUT_UNCHECKED, removeAlteredCopies, TIMER_FIRST, UPSERT_AFTER_SCHEDULING, type Edit } from './support/altered-workflows';
 import { COMPACTING_SHAPES, GOLDEN_SHAPES } from './support/golden-shapes';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'histories');
@@ -71,5 +71,18 @@ describe('the replay test bites on compaction: moving the compaction call after 
   // caught by the histories that exercise it, not by an unrelated shape.
   it.each(GOLDEN_SHAPES.filter((shape) => !(COMPACTING_SHAPES as readonly string[]).includes(shape)))('still replays %s, which never compacts', async (shape) => {
     expect(await replay(COMPACTION_AFTER_STEP, shape)).toBeUndefined();
+  });
+});
+
+describe('the replay test bites on structured output: taking the first answer without validating it', () => {
+  it('fails repaired-turn with a DeterminismViolationError where the recording scheduled the repair step\'s LLM call', async () => {
+    const error = await replay(OUTPUT_UNCHECKED, 'repaired-turn');
+    expect(error).toBeInstanceOf(DeterminismViolationError);
+    expect((error as Error).message).toMatch(/nondetermin/i);
+  });
+
+  // Only a session with an output schema meets the change: one without is judged by nothing.
+  it('still replays normal-turn, which has no output schema', async () => {
+    expect(await replay(OUTPUT_UNCHECKED, 'normal-turn')).toBeUndefined();
   });
 });

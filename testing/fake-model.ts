@@ -1,6 +1,6 @@
 import type { ProviderId } from '../contracts/model-ref';
 import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from './scripted-llm/server';
-import type { ScriptedReply } from './scripted-llm/script';
+import type { ScriptedJsonValue, ScriptedReply } from './scripted-llm/script';
 
 /**
  * The fake model of `durable-agent-worker/testing` (docs/testing.md): the scripted LLM,
@@ -33,7 +33,7 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
-/** One scripted answer: made by `text`, `toolCall`, `toolCalls`, `overloaded`, `truncated` or `stall`. */
+/** One scripted answer: made by `text`, `json`, `toolCall`, `toolCalls`, `overloaded`, `truncated` or `stall`. */
 export type FakeReply = Readonly<ScriptedReply>;
 
 export type FakeModelRequest = RecordedRequest;
@@ -84,6 +84,16 @@ export async function startFakeModel(): Promise<FakeModel> {
 /** The model answers with text and ends its turn. */
 export function text(answer: string): FakeReply {
   return { kind: 'text', text: answer };
+}
+
+/**
+ * The model gives a structured answer, e.g. `json({ id: 7, status: 'shipped' })`, in the
+ * form the request asked for it: the JSON as the answer's text for OpenAI and Gemini, a
+ * call of the `final_answer` tool for Anthropic. Whether it matches the turn's schema is
+ * the test's choice: a wrong one is sent back to be repaired.
+ */
+export function json(value: ScriptedJsonValue): FakeReply {
+  return { kind: 'json', value };
 }
 
 /** The model asks for one tool call, e.g. `toolCall('lookup_order', { id: 7 })`. */

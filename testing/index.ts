@@ -4,6 +4,7 @@
  * runs a session against it on the user's TestWorkflowEnvironment.
  */
 export {
+  json,
   overloaded,
   stall,
   startFakeModel,

@@ -37,7 +37,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   setHandler(
     sendUpdate,
     async (message) => {
-      const turn = state.enqueue(message.text);
+      const turn = state.enqueue(message);
       turnTraces.requested(turn);
       return awaitOutcome(turn);
     },

@@ -1,11 +1,12 @@
 import { upsertSearchAttributes, type CancellationScope } from '@temporalio/workflow';
-import type { SessionConfig, SessionState as SessionStateView, TurnOutcome } from '../contracts/api';
+import type { SendMessage, SessionConfig, SessionState as SessionStateView, TurnOutcome } from '../contracts/api';
 import { policyInForce, type SessionRetryPolicy } from '../contracts/retry-policy';
 import { AgentCostUsd, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
 import type { SessionEvent } from '../contracts/session-log';
 import { NO_USAGE, usageOf } from '../contracts/conversation';
 import type { AssistantMessage, Usage } from '../contracts/messages';
 import { addUsage, spendOf, withCall, type Spend } from '../contracts/spend';
+import type { OutputSchema } from '../contracts/structured-output';
 
 export type SessionStatus = SessionStateView['status'];
 export type SessionPhase = SessionStateView['phase'];
@@ -13,10 +14,11 @@ export type SessionPhase = SessionStateView['phase'];
 /** Outcomes carried into the next run: a client waiting on a turn waits on a recent one. */
 const CARRIED_OUTCOMES = 100;
 
-/** A user message accepted by `send`, waiting for its turn. */
+/** A user message accepted by `send`, waiting for its turn; `outputSchema` is its own, when it gave one. */
 export interface QueuedMessage {
   turn: number;
   text: string;
+  outputSchema?: OutputSchema;
 }
 
 /**
@@ -152,9 +154,9 @@ export class SessionState {
   }
 
   /** `send` accepted a message: it waits for its turn, whose number it is given now. */
-  enqueue(text: string): number {
+  enqueue({ text, outputSchema }: SendMessage): number {
     const turn = this.#nextTurn++;
-    this.#queue.push({ turn, text });
+    this.#queue.push({ turn, text, ...(outputSchema ? { outputSchema } : {}) });
     return turn;
   }
 
@@ -221,5 +223,11 @@ export function publishStatus(state: SessionState): void {
 }
 
 function outcomeOf(e: Extract<SessionEvent, { type: 'turn/end' }>): TurnOutcome {
-  return { turn: e.turn, status: e.status === 'interrupted' ? 'failed' : e.status, ...(e.reason ? { reason: e.reason } : {}), ...(e.failure ? { failure: e.failure } : {}) };
+  return {
+    turn: e.turn,
+    status: e.status === 'interrupted' ? 'failed' : e.status,
+    ...(e.reason ? { reason: e.reason } : {}),
+    ...(e.failure ? { failure: e.failure } : {}),
+    ...(e.output === undefined ? {} : { output: e.output }),
+  };
 }

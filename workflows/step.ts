@@ -10,7 +10,8 @@ import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
 
 /**
  * One step, as a script: prepare the call, call the model, commit its answer, run the tools
- * it asked for.
+ * it asked for. A step whose answer asks for no tools ends with that answer, which the turn
+ * judges (an output schema may send it back).
  *
  * If anything fails after the assistant message is committed, every call it asked for gets
  * a result before the step is closed, so the conversation stays one a provider accepts
@@ -18,7 +19,7 @@ import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
  * get TOOL_OUTCOME_UNKNOWN, calls never recorded get TOOL_NOT_STARTED, recorded results
  * stay as they are. Then step/end records the failure and the original error propagates.
  */
-export async function runStep(session: Session, turn: number, step: number, stoppedBy: () => FailureSummary | undefined): Promise<'answered' | 'continue'> {
+export async function runStep(session: Session, turn: number, step: number, stoppedBy: () => FailureSummary | undefined): Promise<{ answer: AssistantMessage } | 'continue'> {
   const { state, tools } = session;
   session.append({ type: 'step/start', turn, step, model: session.config.model });
   let tracker: PendingCallTracker | undefined;
@@ -31,7 +32,7 @@ export async function runStep(session: Session, turn: number, step: number, stop
     session.append({ type: 'assistant', turn, step, message });
     if (message.toolCalls.length === 0) {
       session.append({ type: 'step/end', turn, step, status: 'completed' });
-      return 'answered';
+      return { answer: message };
     }
     tracker = new PendingCallTracker(message);
     state.enteredPhase('tools', step);

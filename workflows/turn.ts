@@ -5,6 +5,7 @@ import type { FailureSummary } from '../contracts/session-log';
 import type { Session } from './session-run';
 import { publishStatus, type QueuedMessage } from './session-state';
 import { runStep } from './step';
+import { outputSpecOf, TurnOutput } from './turn-output';
 import { currentTraceContext, inSpan } from './trace-spans';
 import { withTurnTimeout } from './turn-guards';
 
@@ -14,12 +15,13 @@ import { withTurnTimeout } from './turn-guards';
  * log: a failed or cancelled turn resolves with its failure rather than rejecting, since the
  * session outlives it and the `send` Update reports it.
  */
-export async function runTurn(session: Session, { turn, text }: QueuedMessage): Promise<void> {
+export async function runTurn(session: Session, message: QueuedMessage): Promise<void> {
   const { state, config, turnTraces } = session;
+  const { turn } = message;
   const scope = new CancellationScope();
   state.turnStarted(turn, scope);
   publishStatus(state);
-  const outcome = await turnTraces.run(turn, () => withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runSteps(session, turn, text, scope, stoppedBy)));
+  const outcome = await turnTraces.run(turn, () => withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runSteps(session, message, scope, stoppedBy)));
   state.turnEnded(outcome);
   publishStatus(state);
 }
@@ -28,19 +30,31 @@ export async function runTurn(session: Session, { turn, text }: QueuedMessage): 
  * The turn's steps, until the model answers without asking for tools or `maxSteps` is
  * reached. `stoppedBy` says why the turn was stopped from outside when that was not a
  * `cancel` (its time limit).
+ *
+ * Under an output schema (the message's, else the session's, recorded in `turn/start`) the
+ * answer must match it: one that does not is recorded as `output/rejected`, which the
+ * next step sends the model as its repair request; that step is a step like any other,
+ * counted towards `maxSteps` and the budget.
  */
-async function runSteps(session: Session, turn: number, text: string, scope: CancellationScope, stoppedBy: () => FailureSummary | undefined): Promise<TurnOutcome> {
-  session.append({ type: 'turn/start', turn, text });
+async function runSteps(session: Session, message: QueuedMessage, scope: CancellationScope, stoppedBy: () => FailureSummary | undefined): Promise<TurnOutcome> {
+  const { turn, text } = message;
+  const spec = outputSpecOf(message, session.config);
+  session.append({ type: 'turn/start', turn, text, ...(spec ? { output: spec } : {}) });
   try {
-    const reason = await scope.run(async () => {
+    const output = spec && new TurnOutput(spec, session.config.outputRetries);
+    const ended = await scope.run(async () => {
       for (let step = 1; step <= session.config.maxSteps; step++) {
-        const ended = await inSpan(`step ${step}`, { 'agent.turn': turn, 'agent.step': step }, currentTraceContext(), () => runStep(session, turn, step, stoppedBy));
-        if (ended === 'answered') return 'answered' as const;
+        const stepEnded = await inSpan(`step ${step}`, { 'agent.turn': turn, 'agent.step': step }, currentTraceContext(), () => runStep(session, turn, step, stoppedBy));
+        if (stepEnded === 'continue') continue;
+        if (!output) return { reason: 'answered' as const };
+        const verdict = output.judge(stepEnded.answer);
+        if (verdict.ok) return { reason: 'answered' as const, output: verdict.value };
+        session.append({ type: 'output/rejected', turn, step, errors: verdict.errors });
       }
-      return 'step_limit' as const;
+      return { reason: 'step_limit' as const };
     });
-    session.append({ type: 'turn/end', turn, status: 'completed', reason });
-    return { turn, status: 'completed', reason };
+    session.append({ type: 'turn/end', turn, status: 'completed', ...ended });
+    return { turn, status: 'completed', ...ended };
   } catch (error) {
     const stopped = isCancellation(error) ? stoppedBy() : undefined;
     const failure = stopped ?? summarizeFailure(error);

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { TOOL_ERROR_TYPES } from '../../contracts/errors';
 import { checkCustomTools, type CustomTool } from '../../contracts/tools/custom-tool';
-import type { CustomToolActivities, CustomToolLaneDecision } from '../../contracts/tools/custom-tool-offer';
+import type { CustomToolActivities, CustomToolLaneDecision, CustomToolOffer } from '../../contracts/tools/custom-tool-offer';
 import { validateToolInput } from '../../contracts/tools/validate-tool-input';
 import { laneOf } from './lane';
 import { offerOf } from './offer';
@@ -9,10 +9,12 @@ import { runCustomTool } from './run-custom-tool';
 
 /**
  * The activities of the worker's custom tools. The tools are checked here, once, when the
- * worker is built: a duplicate name fails its start in one line.
+ * worker is built: a duplicate name, or an input that cannot be offered as JSON Schema, fails
+ * its start in one line.
  */
 export function createCustomToolActivities(tools: readonly CustomTool[]): CustomToolActivities {
   const byName = checkCustomTools(tools);
+  const offers = new Map([...byName.values()].map((tool) => [tool.name, offerOf(tool)]));
   return {
     async listCustomTools({ names }) {
       const unknown = names.filter((name) => !byName.has(name));
@@ -24,7 +26,7 @@ export function createCustomToolActivities(tools: readonly CustomTool[]): Custom
           nonRetryable: true,
         });
       }
-      return names.map((name) => offerOf(byName.get(name) as CustomTool));
+      return names.map((name) => offers.get(name) as CustomToolOffer);
     },
     runCustomTool: (request) => runCustomTool(byName, request),
     async decideCustomToolLanes({ calls }) {

@@ -1,14 +1,16 @@
 import { z } from 'zod';
-import type { CustomTool } from '../../contracts/tools/custom-tool';
+import { ToolDefinitionError, type CustomTool } from '../../contracts/tools/custom-tool';
 import type { CustomToolOffer } from '../../contracts/tools/custom-tool-offer';
 
 /**
  * What a session records of a tool: its name, description, lane rule and limits, and its
  * input's JSON Schema as the model writes it (the input side of the zod schema). `$schema`
- * is left out: noise to providers, and Gemini refuses unknown keywords.
+ * is left out: noise to providers, and Gemini refuses unknown keywords. Made when the worker
+ * starts: an input JSON Schema cannot say (a date, a bigint, a map) stops it there, in one
+ * line naming the tool, rather than failing every session's listing later.
  */
 export function offerOf(tool: CustomTool): CustomToolOffer {
-  const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...inputSchema } = inputJsonSchema(tool);
   return {
     name: tool.name,
     description: tool.description,
@@ -18,4 +20,13 @@ export function offerOf(tool: CustomTool): CustomToolOffer {
     heartbeatTimeoutMs: tool.heartbeatTimeoutMs,
     maxAttempts: tool.maxAttempts,
   };
+}
+
+function inputJsonSchema(tool: CustomTool): Record<string, unknown> {
+  try {
+    return z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+  } catch (error) {
+    // zod names what JSON Schema cannot say in one sentence.
+    throw new ToolDefinitionError(`worker tools: "${tool.name}": input: cannot be offered to a model as JSON Schema: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
 }

@@ -5,6 +5,8 @@ import { logQuery } from '../../contracts/api';
 import { conversationOf } from '../../contracts/conversation';
 import { llmSettingsQuery, type LadderSoFar, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../contracts/llm-call';
 import type { AssistantMessage } from '../../contracts/messages';
+import type { SessionEvent } from '../../contracts/session-log';
+import type { OutputSpec } from '../../contracts/structured-output';
 import { parseModelRef, type ProviderId } from '../../contracts/model-ref';
 import { withMcpToolSpecs } from '../../contracts/tools/mcp-tools';
 import { LostAttemptError, toActivityFailure } from './activity-failure';
@@ -143,12 +145,25 @@ async function readConversation(ctx: Context, run: NonNullable<Context['info']['
     currentTurn: input.turn,
     ...(input.clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter: input.clearToolResultsAfter }),
   });
+  const output = turnOutput(events, input.turn);
   return {
     ...settings,
     // The MCP tools are those recorded in the log this call was scheduled with.
     tools: withMcpToolSpecs(settings.tools, read),
     messages: input.purpose === 'compact' ? compactionMessages(conversation) : conversation,
+    ...(output === undefined ? {} : { output }),
   };
+}
+
+/**
+ * What the step's answer must match: the spec its turn recorded when it started, so every
+ * attempt, replay and fork of the turn sends the schema the turn began with. A compaction
+ * finds none: its conversation ends at the cut, before its turn started, and its summary
+ * is free text.
+ */
+function turnOutput(events: readonly SessionEvent[], turn: number): OutputSpec | undefined {
+  const start = events.find((e) => e.type === 'turn/start' && e.turn === turn);
+  return start?.type === 'turn/start' ? start.output : undefined;
 }
 
 /** The stream's progress, for the next heartbeat and `watch`. */

@@ -1,10 +1,11 @@
 import { trace } from '@opentelemetry/api';
+import type { CustomToolActivities } from '../../contracts/tools/custom-tool-offer';
 import type { McpActivities } from '../../contracts/tools/mcp-tools';
 import type { ToolActivities } from '../../contracts/tools/tool-outcome';
 
 /**
  * `AGENT_TRACE_CONTENT=true`: each attempt's span of a tool call also carries the call's
- * arguments, for built-in and MCP tools alike (by default no span ever does, since they
+ * arguments, for built-in, MCP and custom tools alike (by default no span ever does, since they
  * may hold what the user wrote).
  */
 export function withArgumentsOnSpan(tools: ToolActivities): ToolActivities {
@@ -23,6 +24,16 @@ export function withMcpArgumentsOnSpan(mcp: McpActivities): McpActivities {
       trace.getActiveSpan()?.setAttribute('agent.mcp.server', request.server);
       setArguments(request.tool, request.arguments);
       return mcp.callMcpTool(request);
+    },
+  };
+}
+
+export function withCustomArgumentsOnSpan(custom: CustomToolActivities): CustomToolActivities {
+  return {
+    ...custom,
+    runCustomTool(request) {
+      setArguments(request.name, request.input);
+      return custom.runCustomTool(request);
     },
   };
 }

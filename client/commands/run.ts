@@ -1,4 +1,4 @@
-import { bold, dim, formatConversation, formatSpend, green, red } from '../output';
+import { bold, dim, formatConversation, formatOutput, formatSpend, green, red, yellow } from '../output';
 import { runOnce, uiLink } from '../sessions';
 import { ConfigError } from '../../config/config-error';
 import { parseCommandArgs, printJson, withClient, type Command } from './command';
@@ -9,7 +9,8 @@ export const runCommand: Command = {
   synopsis: `run --prompt TEXT ${SESSION_SYNOPSIS} [--keep] [--json]`,
   summary:
     'Starts a session, sends one prompt, waits for the turn (showing progress on stderr) and ends the session unless --keep. ' +
-    '--json prints {workflowId, runId, status, reason?, failure?, messages, stopReason?, usage (tokens and costUsd, null when a model has no price), settings}; a failed turn is status "failed" with its failure type, exit code 0; ' +
+    '--json prints {workflowId, runId, status, reason?, failure?, output?, messages, stopReason?, usage (tokens and costUsd, null when a model has no price), settings}; a failed turn is status "failed" with its failure type, exit code 0; ' +
+    'with an output schema (--output-schema, the agent\'s output) output is the answer\'s JSON value, which the human output prints indented; ' +
     'a turn that reached --max-steps is status "completed" with reason "step_limit"; settings are the ones the session ran with, defaults filled in.\n\n' +
     SESSION_OPTIONS_HELP,
   async run(argv, { env }) {
@@ -21,6 +22,7 @@ export const runCommand: Command = {
         ...options,
         prompt: values.prompt ?? '',
         keep: values.keep,
+        onNotice: (line: string) => console.error(yellow(line)),
         ...(values.json ? {} : { onProgress: (line: string) => console.error(dim(line)) }),
       });
       if (values.json) {
@@ -28,6 +30,7 @@ export const runCommand: Command = {
         return 0;
       }
       console.log(formatConversation(result.messages));
+      if (result.output !== undefined) console.log(`\n${bold('output')}\n${formatOutput(result.output)}`);
       if (result.stopReason === 'refusal') console.log(red('the model refused to answer'));
       const status = result.status === 'completed' ? green(result.status) : red(result.status);
       const failure = result.failure ? ` ${red(`${result.failure.type}: ${result.failure.message}`)}` : '';

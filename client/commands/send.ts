@@ -1,6 +1,9 @@
 import { SendMessageSchema, stateQuery } from '../../contracts/api';
+import { parseModelRef } from '../../contracts/model-ref';
+import { outputSchemaNotes } from '../../contracts/output-compat';
 import { ConfigError } from '../../config/config-error';
-import { dim } from '../output';
+import { dim, yellow } from '../output';
+import { readOutputSchemaFile } from '../output-schema-file';
 import { readSessionLog } from '../log-chain';
 import { sendMessage, turnMessages } from '../turn-control';
 import { watchSession } from '../watch';
@@ -10,27 +13,34 @@ import { humanWatchPrinter } from './watch';
 export const sendCommand: Command = {
   name: 'send',
   followsLive: true,
-  synopsis: 'send <id> TEXT [--wait] [--json]',
+  synopsis: 'send <id> TEXT [--output-schema FILE] [--wait] [--json]',
   summary:
     'Sends a user message; the session runs it as a turn (queued behind a running one). Without --wait it returns once the session has accepted the message. ' +
-    'With --wait it follows the turn live and prints the reply; a failed or cancelled turn is reported with its failure type, exit code 0.',
+    'With --wait it follows the turn live and prints the reply; a failed or cancelled turn is reported with its failure type, exit code 0. ' +
+    "--output-schema FILE: this turn's answer must match the JSON Schema in FILE, in place of the session's (see start); --json then adds output, the answer's value.",
   async run(argv, { env, signal }) {
-    const { values, positionals } = parseCommandArgs(this, argv, { wait: { type: 'boolean', default: false } }, ['<id>', 'TEXT']);
+    const { values, positionals } = parseCommandArgs(this, argv, { wait: { type: 'boolean', default: false }, 'output-schema': { type: 'string' } }, ['<id>', 'TEXT']);
     const [id = '', text = ''] = positionals;
     // Checked before connecting: a command-line mistake should not wait for a network error.
     const message = SendMessageSchema.safeParse({ text });
     if (!message.success) throw new ConfigError(message.error.issues[0]?.message ?? 'invalid message');
+    const file = values['output-schema'];
+    const outputSchema = file === undefined ? undefined : readOutputSchemaFile('--output-schema', file);
+    const options = outputSchema ? { outputSchema } : {};
     return withClient(env, async (client) => {
       const handle = sessionHandle(client, id);
-      if (!values.wait) {
-        const sent = await patiently(env, sendMessage(handle, text));
+      // Read before sending: with --wait only what this message causes is shown, the log from its end on.
+      const state = values.wait || outputSchema ? await patiently(env, handle.query(stateQuery)) : undefined;
+      // As start says for a session's schema: what the session's provider does with this one.
+      if (outputSchema && state) for (const line of outputSchemaNotes(parseModelRef(state.model).provider, outputSchema)) console.error(yellow(line));
+      if (!values.wait || !state) {
+        const sent = await patiently(env, sendMessage(handle, text, options));
         if (values.json) printJson({ workflowId: id, updateId: sent.updateId });
         else console.log(`sent to ${id}; follow it with: npm run client -- watch ${id}`);
         return 0;
       }
-      // Only what this message causes is shown: the log from its end before sending.
-      const fromSeq = (await patiently(env, handle.query(stateQuery))).events;
-      const sent = await patiently(env, sendMessage(handle, text));
+      const fromSeq = state.events;
+      const sent = await patiently(env, sendMessage(handle, text, options));
       const ended = await watchSession(client, handle, {
         until: sent.outcome,
         fromSeq,
@@ -48,6 +58,7 @@ export const sendCommand: Command = {
           turn: outcome.turn,
           status: outcome.status,
           ...(outcome.failure ? { failure: outcome.failure } : {}),
+          ...(outcome.output === undefined ? {} : { output: outcome.output }),
           messages: outcome.turn === undefined ? [] : turnMessages(events, outcome.turn),
         });
       } else {

@@ -10,6 +10,8 @@ import type { StartOptions } from '../sessions';
 import { defaultMcpServers } from '../mcp-default';
 import { parseList, parseModel } from './command';
 import { AgentNameSchema } from '../../contracts/agents/agent-record';
+import { OUTPUT_RETRIES } from '../../contracts/structured-output';
+import { readOutputSchemaFile } from '../output-schema-file';
 
 /**
  * The session's own settings as flags of `start` and `run`. Each flag's value is checked
@@ -249,6 +251,16 @@ export const SESSION_FLAGS = {
     '--budget-warn FRACTION',
     'at this share of a budget (e.g. 0.8) the turn pauses until approve <id> budget or deny <id> budget, for --approval-timeout (default: no pause)',
     (v) => ({ budgetWarn: number('--budget-warn', 'budgetWarn', v) }),
+  ),
+  'output-schema': text(
+    '--output-schema FILE',
+    "a JSON Schema file (its root an object schema) that every turn's answer must match: the turn ends in a JSON value of that shape, checked by the session, or fails output_invalid; a message's own schema (send --output-schema) wins (default: free text, or the agent's output)",
+    (v) => ({ outputSchema: readOutputSchemaFile('--output-schema', v) }),
+  ),
+  'output-retries': text(
+    '--output-retries N',
+    `times the model is sent the errors of an answer that does not match the schema and asked again, ${OUTPUT_RETRIES.min} to ${OUTPUT_RETRIES.max}; each is a step (default ${OUTPUT_RETRIES.default})`,
+    (v) => ({ outputRetries: number('--output-retries', 'outputRetries', v) }),
   ),
 } as const satisfies Record<string, SessionFlag>;
 

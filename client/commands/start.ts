@@ -1,4 +1,4 @@
-import { bold, dim } from '../output';
+import { bold, dim, yellow } from '../output';
 import { startSession, startSessionWithMessage, uiLink } from '../sessions';
 import { parseCommandArgs, patiently, printJson, withClient, type Command } from './command';
 import { SESSION_OPTIONS, SESSION_OPTIONS_HELP, SESSION_SYNOPSIS, sessionOptionsFrom } from './session-options';
@@ -12,7 +12,7 @@ export const startCommand: Command = {
     SESSION_OPTIONS_HELP,
   async run(argv, { env }) {
     const { values } = parseCommandArgs(this, argv, { ...SESSION_OPTIONS, prompt: { type: 'string' } }, []);
-    const options = sessionOptionsFrom(values, env);
+    const options = { ...sessionOptionsFrom(values, env), onNotice: (line: string) => console.error(yellow(line)) };
     return withClient(env, async (client) => {
       const { handle, updateId } =
         values.prompt === undefined

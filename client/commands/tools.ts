@@ -7,7 +7,7 @@ export const toolsCommand: Command = {
   synopsis: 'tools <id> [--json]',
   summary:
     'Lists the tools the session offers its model, each with its lane: read-only (parallel, retried) or side-effecting (alone, in call order, one attempt). ' +
-    'MCP tools are those its log recorded at its start or at its last refresh-tools.',
+    'MCP and custom tools (defineTool, marked "(custom)") are those its log recorded at its start or at its last refresh-tools.',
   async run(argv, { env }) {
     const { values, positionals } = parseCommandArgs(this, argv, {}, ['<id>']);
     const [id = ''] = positionals;

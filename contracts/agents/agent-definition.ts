@@ -6,6 +6,8 @@ import { TOOL_NAMES } from '../session-settings';
 import type { CustomTool } from '../tools/custom-tool';
 import type { BuiltinToolName } from '../tools/registry';
 import { AgentNameSchema } from './agent-record';
+import type { OutputSchema } from '../structured-output';
+import { OutputSchemaConversionError, outputSchemaOfZod } from '../zod-output-schema';
 
 /**
  * An agent as a worker serves it: a name a session is started by (`start --agent NAME`,
@@ -18,7 +20,7 @@ import { AgentNameSchema } from './agent-record';
 const AgentSettingsSchema = SessionInputSchema.omit({ model: true, system: true, tools: true, mcp: true, customTools: true, continued: true, fork: true, agent: true }).partial();
 export type AgentSettings = Partial<z.input<typeof AgentSettingsSchema>>;
 
-export interface AgentConfig {
+export interface AgentConfig<S extends z.ZodType = z.ZodType> {
   name: string;
   /** What the agent is for, as `agent agents` lists it. */
   description?: string;
@@ -30,9 +32,15 @@ export interface AgentConfig {
   /** MCP servers of the worker's MCP file whose tools the agent is offered. */
   mcp?: readonly string[];
   settings?: AgentSettings;
+  /**
+   * What every turn's answer must be (docs/structured-output.md): a zod object schema,
+   * sent to the session as its JSON Schema (`outputSchema`); `sendAndWait` given the agent
+   * returns the value typed by it. Free text when absent.
+   */
+  output?: S;
 }
 
-export interface AgentDefinition {
+export interface AgentDefinition<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description?: string;
   readonly model: string;
@@ -42,6 +50,8 @@ export interface AgentDefinition {
   readonly customTools: readonly CustomTool[];
   readonly mcp: readonly string[];
   readonly settings: Readonly<AgentSettings>;
+  /** The zod schema of its answers, as given; its JSON Schema is `settings.outputSchema`. */
+  readonly output?: S;
 }
 
 /** A definition that cannot work: the message is one line naming the agent and what is wrong with it. */
@@ -53,7 +63,7 @@ const DescriptionSchema = z.string().max(2_000, { error: 'must be at most 2000 c
 const SystemSchema = SessionInputSchema.shape.system;
 
 /** Checks a definition once, where it is written, and freezes it: a bad one never reaches a worker. */
-export function defineAgent(config: AgentConfig): AgentDefinition {
+export function defineAgent<S extends z.ZodType = z.ZodType>(config: AgentConfig<S>): AgentDefinition<S> {
   const name = AgentNameSchema.safeParse(config.name);
   if (!name.success) throw new AgentDefinitionError(`agent ${JSON.stringify(config.name)}: name ${describeIssues(name.error)}`);
   const refuse = (what: string, why: string) => new AgentDefinitionError(`agent "${name.data}": ${what} ${why}`);
@@ -71,6 +81,8 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   const twice = mcp.find((server, i) => mcp.indexOf(server) !== i);
   if (twice !== undefined) throw refuse('mcp:', `names ${twice} twice`);
   checked('settings:', AgentSettingsSchema.strict(), config.settings ?? {});
+  const outputSchema = config.output === undefined ? undefined : outputSchemaOf(config.output, refuse);
+  if (outputSchema && config.settings?.outputSchema !== undefined) throw refuse('output:', 'and settings.outputSchema both give the answer\'s schema; give one of them');
   return Object.freeze({
     name: name.data,
     ...(config.description === undefined ? {} : { description: config.description }),
@@ -79,8 +91,19 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
     ...(builtinTools ? { builtinTools: Object.freeze(builtinTools) } : {}),
     customTools: Object.freeze(customTools),
     mcp: Object.freeze(mcp),
-    settings: Object.freeze({ ...config.settings }),
+    settings: Object.freeze({ ...config.settings, ...(outputSchema ? { outputSchema } : {}) }),
+    ...(config.output === undefined ? {} : { output: config.output }),
   });
+}
+
+/** An agent's zod `output` as its session's `outputSchema`, refused in one line naming the agent. */
+function outputSchemaOf(output: z.ZodType, refuse: (what: string, why: string) => AgentDefinitionError): OutputSchema {
+  try {
+    return outputSchemaOfZod(output);
+  } catch (error) {
+    if (error instanceof OutputSchemaConversionError) throw refuse('output:', error.message);
+    throw error;
+  }
 }
 
 function toolsOf(tools: AgentConfig['tools'], refuse: (what: string, why: string) => AgentDefinitionError) {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { PROVIDER_TOOL_NAME_MAX } from './mcp-tools';
 import { BUILTIN_TOOLS } from './registry';
+import { OUTPUT_TOOL_NAME } from '../structured-output';
 
 /**
  * A tool of the user's own, as `defineTool` makes it (docs/tools.md#your-own-tools). The
@@ -113,6 +114,8 @@ function checkedName(name: unknown): string {
   }
   if (name.startsWith('mcp__')) throw new ToolDefinitionError(`defineTool "${name}": name: must not start with "mcp__", which names MCP tools`);
   if (BUILTIN_NAMES.includes(name)) throw new ToolDefinitionError(`defineTool "${name}": name: is a built-in tool's (${BUILTIN_NAMES.join(', ')})`);
+  // Anthropic's structured answer comes as a call of this tool: a tool of the user's under it would be taken for the answer.
+  if (name === OUTPUT_TOOL_NAME) throw new ToolDefinitionError(`defineTool "${name}": name: is reserved for structured output's answer (docs/structured-output.md)`);
   return name;
 }
 

@@ -20,6 +20,7 @@ import { LlmError } from '../../activities/llm/llm-error';
 import { PROVIDER_STREAMS } from '../../activities/llm/providers';
 import { SSE_MAX_LINE_BYTES } from '../../activities/llm/sse';
 import { AssistantMessageSchema, type LlmRequest } from '../../contracts/messages';
+import { OUTPUT_TOOL_NAME } from '../../contracts/structured-output';
 import type { ProviderId } from '../../contracts/model-ref';
 import { assertProperty, fuzzRun } from '../support/fuzz';
 import { FIXTURES_DIR, FIXTURES_MISSING, fixtureLines, fixturesPresent, frameAsApi, startFixtureServer, type FixtureServer, type Framing } from '../support/fixture-stream-server';
@@ -172,6 +173,8 @@ afterAll(async () => {
 });
 
 const REQUEST: LlmRequest = { model: 'fuzzed', messages: [{ role: 'user', text: 'hi' }], tools: [], maxTokens: 1024 };
+/** The same under an output schema: Anthropic then reads a `final_answer` call as the answer's text. */
+const STRUCTURED: LlmRequest = { ...REQUEST, output: { schema: { type: 'object' } } };
 
 /** How long a case may take before it counts as a hang: generous for a busy 2-core machine, far below any test timeout. */
 const HANG_MS = 15_000;
@@ -183,7 +186,7 @@ const timeoutFor = (ciRuns: number) => Math.max(60_000, fuzzRun(ciRuns).numRuns 
 type Outcome = ({ message: unknown } | { error: unknown }) & { read: number };
 
 /** `body` served in the pieces `splits` cut, through `provider`'s adapter. */
-async function play(provider: ProviderId, body: Buffer, splits: number[]): Promise<Outcome> {
+async function play(provider: ProviderId, body: Buffer, splits: number[], request = REQUEST): Promise<Outcome> {
   let read = 0;
   server.serve(
     body,
@@ -193,7 +196,7 @@ async function play(provider: ProviderId, body: Buffer, splits: number[]): Promi
   const hang = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`hung: no outcome after ${HANG_MS} ms`)), HANG_MS);
   });
-  const call = PROVIDER_STREAMS[provider](REQUEST, {
+  const call = PROVIDER_STREAMS[provider](request, {
     dispatcher: agent,
     baseUrl: provider === 'openai' ? `${server.url}/v1` : server.url,
     apiKey: undefined,
@@ -242,11 +245,13 @@ describe.skipIf(!fixturesPresent)('every recorded stream, edited, corrupted and 
         fc.array(jsonEdit, { maxLength: 3 }),
         fc.array(byteEdit, { maxLength: 4 }),
         fc.array(fc.nat(), { maxLength: 8 }),
-        async (fixture, jsonEdits, byteEdits, splits) => {
+        fc.boolean(),
+        async (fixture, jsonEdits, byteEdits, splits, structured) => {
           const framing = framingOf(fixture);
-          const recorded = fixtureLines(fixture);
+          // Under a schema the JSON-mode recording (its forced tool named `json`) answers as the adapter's own answer tool.
+          const recorded = fixtureLines(fixture).map((line) => (structured ? line.replace('"name":"json"', `"name":"${OUTPUT_TOOL_NAME}"`) : line));
           const body = byteEdits.reduce(applyByteEdit, framed(recorded, jsonEdits.reduce(applyJsonEdit, recorded), framing));
-          checkOutcome(await play(PROVIDER_OF[framing], body, splits), body);
+          checkOutcome(await play(PROVIDER_OF[framing], body, splits, structured ? STRUCTURED : REQUEST), body);
         },
       ),
     );

@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { SESSION_WORKFLOW, SessionInputSchema, describeIssues } from '../../contracts/api';
 import { RETRY_LIMITS } from '../../contracts/retry-policy';
 import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES } from '../../contracts/session-settings';
+import { MAX_OUTPUT_SCHEMA_BYTES, OUTPUT_RETRIES } from '../../contracts/structured-output';
 import { TURN_LIMITS } from '../../contracts/turn-limits';
 import { useAgentHarness } from '../support/agent-harness';
 import { badFraction, badInteger, badRetryPolicy, notABoolean, notAnArray, notAnObject, notANumber, notAString, tooLong, unknownKey, withKey } from '../support/bad-values';
@@ -110,6 +111,11 @@ const FIELDS: Record<string, { valid: fc.Arbitrary<unknown>; bad: fc.Arbitrary<u
   contextWindow: int('contextWindow'),
   compactAt: { valid: fc.double({ min: COMPACT_AT.min, max: COMPACT_AT.max, noNaN: true }), bad: badFraction(COMPACT_AT.min, COMPACT_AT.max) },
   clearToolResultsAfter: int('clearToolResultsAfter'),
+  outputSchema: {
+    valid: fc.constantFrom({ type: 'object' }, { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false }),
+    bad: fc.oneof(notAnObject, fc.constantFrom({ type: 'string' }, { type: 'array', items: {} }, {}, { type: 'object', description: 'x'.repeat(MAX_OUTPUT_SCHEMA_BYTES) })),
+  },
+  outputRetries: { valid: fc.integer(OUTPUT_RETRIES), bad: badInteger(OUTPUT_RETRIES.min, OUTPUT_RETRIES.max) },
   continued: {
     valid: fc.constant(continued),
     bad: fc.oneof(notAnObject, badLog.map((events) => ({ ...continued, events })), fc.oneof(fc.integer({ max: 0 }), fc.constant(1.5), notANumber).map((runs) => ({ ...continued, runs }))),

@@ -85,3 +85,6 @@ export const COMPACTION_AFTER_STEP: Edit[] = [
     replace: '    const message = await callModel(session, turn, step);\n    await session.compactor.beforeStep(turn, step);\n',
   },
 ];
+
+/** A turn under an output schema that takes the model's first answer unchecked: the recording's repair step is never scheduled. */
+export const OUTPUT_UNCHECKED: Edit[] = [{ file: 'turn.ts', find: "        if (!output) return { reason: 'answered' as const };\n", replace: "        return { reason: 'answered' as const };\n" }];

@@ -31,6 +31,7 @@ export const GOLDEN_SHAPES = [
   'mcp-invalid-arguments',
   'approval-read-only-named',
   'eleven-steps-default-limit',
+  'repaired-turn',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readConversation, type DemoResult } from './demo-conversation';
-import type { ScriptedReply } from './script';
+import { demoValue } from './demo-answer';
+import type { ScriptedJsonValue, ScriptedReply } from './script';
 import type { Provider } from './wire/dialect';
+import type { RequestedOutput } from './wire/structured-output';
 
 /**
  * The offline demo model: what the scripted LLM answers a model with nothing scripted, so a
@@ -17,10 +19,21 @@ import type { Provider } from './wire/dialect';
  * - Anything else, or a tool the request does not offer, gets a short honest text: this
  *   is the demo model, and how to talk to a real one.
  *
+ * - A request that asks for structured output (`output`, wire/structured-output.ts) gets
+ *   its answer as a value of the schema that carries the sentence (demo-answer.ts), its
+ *   tool calls as they are.
+ *
  * It returns the same reply objects a script holds, so it streams in every wire format
  * exactly as a scripted reply does.
  */
-export function demoReply(provider: Provider, body: Record<string, unknown>): ScriptedReply {
+export function demoReply(provider: Provider, body: Record<string, unknown>, output?: RequestedOutput): ScriptedReply {
+  const reply = demoStep(provider, body);
+  if (output === undefined || reply.kind !== 'text') return reply;
+  // A value built from a JSON schema, its constants and enums taken from that JSON: JSON itself.
+  return { kind: 'json', value: demoValue(output.schema, reply.text) as ScriptedJsonValue };
+}
+
+function demoStep(provider: Provider, body: Record<string, unknown>): ScriptedReply {
   const conversation = readConversation(provider, body);
   const intent = intentOf(conversation.prompt);
   if (conversation.results.length > 0) {

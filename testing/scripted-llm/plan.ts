@@ -50,6 +50,9 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
       text = reply.text ?? '';
       calls = reply.calls.map((call) => planCall(call, chunkSize));
       break;
+    case 'json':
+      text = JSON.stringify(reply.value);
+      break;
     case 'malformed':
       text = reply.text ?? 'ok';
       break;
@@ -79,6 +82,8 @@ export function planReply(reply: StreamingReply, model: string, requestBody: unk
       outputTokens: estimateTokens(outputChars),
     },
     ...(reply.kind === 'refusal' ? { refusal: { blockReason: reply.blockReason ?? 'SAFETY' } } : {}),
-    complete: reply.kind === 'refusal' || reply.kind === 'text' || reply.kind === 'tool_calls' || reply.kind === 'empty' || reply.kind === 'malformed',
+    ...(reply.kind === 'json' ? { json: true } : {}),
+    complete:
+      reply.kind === 'refusal' || reply.kind === 'text' || reply.kind === 'tool_calls' || reply.kind === 'json' || reply.kind === 'empty' || reply.kind === 'malformed',
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ScriptedReplyKind } from './script';
 import type { Provider } from './wire/dialect';
+import type { RequestedOutput } from './wire/structured-output';
 
 /**
  * How a request ended, from the server's side:
@@ -49,6 +50,8 @@ export interface RecordedRequest {
   purpose: RequestPurpose;
   /** The request's size as its model's context window counts it: JSON characters / 4 (context-window.ts). */
   tokens: number;
+  /** The structured output it asked for, in its provider's mode, with the schema as sent (wire/structured-output.ts); absent for free text. */
+  output?: RequestedOutput;
   outcome: RequestOutcome;
 }
 

@@ -157,6 +157,22 @@ export const ToolCallsReplySchema = z.strictObject({
 });
 
 /**
+ * A structured answer: `value` as JSON, in the form the request asked for it
+ * (wire/structured-output.ts): the answer's text for OpenAI (`response_format`) and Gemini
+ * (`responseMimeType: application/json`), and for Anthropic a call of the `final_answer`
+ * tool when the request offers that tool, else text. Whether it matches the request's
+ * schema is the script's business: a test scripts a wrong one to see it repaired.
+ */
+export const JsonReplySchema = z.strictObject({
+  kind: z.literal('json'),
+  /** The JSON value the model answers. */
+  value: z.json(),
+  thinking: Thinking,
+  chunkSize: ChunkSize,
+  ...ReplyOptions,
+});
+
+/**
  * The model declines, as each provider says so: Anthropic streams the text and stops with
  * `stop_reason: "refusal"`, OpenAI streams it as `refusal` deltas, and Gemini blocks the
  * prompt outright (`promptFeedback.blockReason`, no candidate).
@@ -242,6 +258,7 @@ export const MalformedReplySchema = z.strictObject({
 export const ScriptedReplySchema = z.discriminatedUnion('kind', [
   TextReplySchema,
   ToolCallsReplySchema,
+  JsonReplySchema,
   RefusalReplySchema,
   EmptyReplySchema,
   StatusReplySchema,
@@ -252,6 +269,8 @@ export const ScriptedReplySchema = z.discriminatedUnion('kind', [
   MalformedReplySchema,
 ]);
 export type ScriptedReply = z.infer<typeof ScriptedReplySchema>;
+/** A JSON value, as a `json` reply answers one. */
+export type ScriptedJsonValue = z.infer<typeof JsonReplySchema>['value'];
 export type ScriptedReplyKind = ScriptedReply['kind'];
 
 export type StatusReply = z.infer<typeof StatusReplySchema>;

@@ -18,6 +18,7 @@ import { openai } from './wire/openai';
 
 export type { RecordedRequest, RequestFilter, RequestOutcome, RecordedReplyKind, RequestPurpose } from './request-log';
 export type { ScriptedReply } from './script';
+export type { RequestedOutput } from './wire/structured-output';
 
 /**
  * The scripted LLM: a local HTTP server that speaks the streaming wire formats of
@@ -151,7 +152,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       return { reply: { kind: 'text', text: `You said: ${dialect.lastUserText(body)}` }, replyKind: 'echo' };
     }
     if (demo) {
-      const reply = demoReply(dialect.provider, body);
+      const reply = demoReply(dialect.provider, body, dialect.requestedOutput(body));
       return { reply, replyKind: reply.kind };
     }
     // Failing loudly: a fake that invents replies hides the bug of a test that scripted too few.
@@ -180,6 +181,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     const model = route.model ?? dialect.modelFromBody(fields) ?? '';
     const request = { purpose: isCompactionRequest(dialect, fields) ? ('compact' as const) : ('step' as const), tokens: requestTokens(read.ok ? body : '') };
     const { reply, replyKind } = chooseReply(dialect, url, read, parsed?.ok ? body : undefined, model, request);
+    const output = dialect.requestedOutput(fields);
 
     const record = log.add({
       at,
@@ -192,6 +194,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       ...(read.ok ? { rawBody: read.text } : {}),
       replyKind,
       ...request,
+      ...(output === undefined ? {} : { output }),
     });
     try {
       const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds });

@@ -76,7 +76,15 @@ export class AnthropicReply {
   /** `message_stop` came: nothing useful follows it. */
   stopped = false;
 
-  constructor(private readonly progress: ProgressTracker) {}
+  /**
+   * `answerTool`: the name of the forced final tool of a structured-output request, whose
+   * streamed input is the answer: it goes into the progress text too, so `watch` shows
+   * the JSON as it grows.
+   */
+  constructor(
+    private readonly progress: ProgressTracker,
+    private readonly answerTool?: string,
+  ) {}
 
   take(ev: Exclude<AnthropicEvent, { type: 'error' }>): void {
     switch (ev.type) {
@@ -111,6 +119,7 @@ export class AnthropicReply {
         } else if (delta.type === 'input_json_delta' && delta.partial_json != null) {
           const tool = this.#tools.get(index);
           if (tool) tool.json += delta.partial_json;
+          if (tool !== undefined && tool.name === this.answerTool) this.progress.appendText(delta.partial_json);
         } else if (delta.type === 'thinking_delta' && delta.thinking != null && block?.type === 'thinking') {
           block.thinking += delta.thinking;
           this.progress.appendThinking(delta.thinking);
@@ -133,6 +142,14 @@ export class AnthropicReply {
     return [...this.#tools.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, t]) => ({ id: t.id, name: t.name, ...(t.json.trim() !== '' ? toolInputFromText(t.json) : toolInputFromValue(t.startInput)) }));
+  }
+
+  /** The answer tool's input as the model wrote it (the first call of it, in block order); none when it was not called. */
+  get answerJson(): string | undefined {
+    if (this.answerTool === undefined) return undefined;
+    const [, tool] = [...this.#tools.entries()].sort(([a], [b]) => a - b).find(([, t]) => t.name === this.answerTool) ?? [];
+    if (tool === undefined) return undefined;
+    return tool.json.trim() !== '' ? tool.json : JSON.stringify(tool.startInput ?? {});
   }
 
   get thinkingBlocks(): AnthropicThinkingBlock[] {

@@ -1,4 +1,5 @@
-import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning } from '../../../contracts/messages';
+import type { AnthropicThinkingBlock, LlmRequest, Message, Reasoning, StopReason, ToolCall } from '../../../contracts/messages';
+import { OUTPUT_TOOL_NAME, type OutputSpec } from '../../../contracts/structured-output';
 import { classifyStreamError } from '../classify';
 import { forbidsToolCalls } from '../compaction-request';
 import { anthropicEvent, AnthropicReply } from './anthropic-chunks';
@@ -46,7 +47,11 @@ const THINKING_BUDGETS = { low: 2_048, medium: 8_192, high: 24_576 } as const;
 export function anthropicRequestBody(request: LlmRequest) {
   const cache = request.promptCacheKey !== undefined;
   const budget = thinkingBudget(request.reasoning);
-  const tools = stableTools(request.tools).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+  const tools = [
+    ...stableTools(request.tools).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema })),
+    ...(request.output === undefined ? [] : [answerTool(request.output)]),
+  ];
+  const system = [request.system, request.output !== undefined && budget !== undefined ? ANSWER_INSTRUCTION : undefined].filter(Boolean).join('\n\n');
   const messages = toAnthropicMessages(request.messages);
   if (cache) markNewestMessage(messages);
   return {
@@ -54,12 +59,48 @@ export function anthropicRequestBody(request: LlmRequest) {
     max_tokens: budget === undefined || budget < request.maxTokens ? request.maxTokens : request.maxTokens + budget,
     ...(budget === undefined ? {} : { thinking: { type: 'enabled', budget_tokens: budget } }),
     ...(tools.length > 0 ? { tools: cache ? tools.map((t, i) => (i === tools.length - 1 ? { ...t, cache_control: CACHE_CONTROL } : t)) : tools } : {}),
-    ...(request.system ? { system: cache ? [{ type: 'text', text: request.system, cache_control: CACHE_CONTROL }] : request.system } : {}),
+    ...(system ? { system: cache ? [{ type: 'text', text: system, cache_control: CACHE_CONTROL }] : system } : {}),
     messages,
     // A compaction's summary must be text: the tools stay (its conversation holds tool blocks), calling them does not.
     ...(tools.length > 0 && forbidsToolCalls(request) ? { tool_choice: { type: 'none' } } : {}),
+    // Every step calls a tool, the answer tool last; with thinking on Anthropic refuses a
+    // forced tool (400 "Thinking may not be enabled when tool_choice forces tool use"), so
+    // there the choice stays `auto` and the system prompt asks for the tool.
+    ...(request.output !== undefined && budget === undefined ? { tool_choice: { type: 'any' } } : {}),
     stream: true,
   };
+}
+
+/**
+ * Structured output on Anthropic: a forced final tool whose input is the answer, the mode
+ * its API has for every model (the newer `output_config.format` JSON mode is not on every
+ * model, and a request naming it to one without it is refused). The adapter turns the
+ * tool's call back into the answer's text (finalAnswer), so the workflow reads a
+ * structured answer from every provider in the same place.
+ */
+function answerTool(output: OutputSpec) {
+  return {
+    name: OUTPUT_TOOL_NAME,
+    description: 'Give your final answer with this tool, once the work is done: its input is the answer. Call other tools before it, never beside it.',
+    input_schema: output.schema,
+  };
+}
+
+/** With thinking on, the answer tool cannot be forced: the system prompt asks for it. */
+const ANSWER_INSTRUCTION = `When the work is done, give your final answer by calling the ${OUTPUT_TOOL_NAME} tool with the answer as its input.`;
+
+/**
+ * The reply as the workflow reads a structured answer: the `final_answer` call's JSON is
+ * the message's text (what the model wrote beside it is dropped, as it is no part of the
+ * answer), and the call is no tool call, so no tool runs for it and the next request needs
+ * no result for it. A reply without the call is left as it came: its text is the answer.
+ */
+function finalAnswer(reply: AnthropicReply, text: string): { text: string; toolCalls: ToolCall[]; stopReason: StopReason } {
+  const calls = reply.toolCalls;
+  const answer = reply.answerJson;
+  if (answer === undefined) return { text, toolCalls: calls, stopReason: reply.stopReason };
+  const others = calls.filter((c) => c.name !== OUTPUT_TOOL_NAME);
+  return { text: answer, toolCalls: others, stopReason: others.length === 0 && reply.stopReason === 'tool_use' ? 'end_turn' : reply.stopReason };
 }
 
 function thinkingBudget(reasoning: Reasoning | undefined): number | undefined {
@@ -111,7 +152,7 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
   if (call.apiKey) headers['x-api-key'] = call.apiKey;
   const { endpoint, events, progress } = await openEventStream(PROVIDER, call, url, headers, anthropicRequestBody(request));
 
-  const reply = new AnthropicReply(progress);
+  const reply = new AnthropicReply(progress, request.output === undefined ? undefined : OUTPUT_TOOL_NAME);
   for await (const ev of events) {
     const frame = frameJson(PROVIDER, ev.data, endpoint);
     const event = anthropicEvent.parse(frame);
@@ -122,12 +163,13 @@ export const streamAnthropic: ProviderStream = async (request, call) => {
   }
   if (!reply.stopped) endedWithoutSentinel(PROVIDER, call, 'message_stop', endpoint);
 
-  const { toolCalls, thinkingBlocks } = reply;
-  requireCompleteToolCalls(PROVIDER, toolCalls, endpoint);
+  const { thinkingBlocks } = reply;
+  requireCompleteToolCalls(PROVIDER, reply.toolCalls, endpoint);
+  const { text, toolCalls, stopReason } = finalAnswer(reply, progress.text);
   return assistantMessage({
-    text: progress.text,
+    text,
     toolCalls,
-    stopReason: reply.stopReason,
+    stopReason,
     usage: reply.usage,
     responseModel: reply.responseModel,
     ...(thinkingBlocks.length > 0 ? { providerData: { provider: PROVIDER, thinking: thinkingBlocks } } : {}),

@@ -1,4 +1,5 @@
 import type { LlmRequest, Message, Reasoning } from '../../../contracts/messages';
+import type { OutputSpec } from '../../../contracts/structured-output';
 import { classifyStreamError } from '../classify';
 import { forbidsToolCalls } from '../compaction-request';
 import { LlmError } from '../llm-error';
@@ -33,6 +34,8 @@ export function geminiUrl(baseUrl: string, model: string): string {
  * is a prefix that stays the same: tools in a stable order, before the conversation.
  */
 export function geminiRequestBody(request: LlmRequest) {
+  const output = request.output === undefined ? undefined : outputMode(request, request.output);
+  const system = [request.system, output?.instruction].filter(Boolean).join('\n\n');
   return {
     ...(request.tools.length > 0
       ? {
@@ -50,12 +53,33 @@ export function geminiRequestBody(request: LlmRequest) {
           ],
         }
       : {}),
-    ...(request.system ? { systemInstruction: { parts: [{ text: request.system }] } } : {}),
+    ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
     contents: toContents(request.messages),
     // A compaction's summary must be text: the function declarations stay, calling them does not.
     ...(request.tools.length > 0 && forbidsToolCalls(request) ? { toolConfig: { functionCallingConfig: { mode: 'NONE' } } } : {}),
-    generationConfig: { maxOutputTokens: request.maxTokens, ...thinkingConfig(request.reasoning) },
+    generationConfig: { maxOutputTokens: request.maxTokens, ...thinkingConfig(request.reasoning), ...output?.config },
   };
+}
+
+/**
+ * Structured output, natively: a JSON answer (`responseMimeType`) of the schema, sent as
+ * `responseJsonSchema` (JSON Schema, as the tools' `parametersJsonSchema`), not as
+ * `responseSchema` (Google's OpenAPI subset, which refuses `additionalProperties`, type
+ * lists and the rest of what zod writes). Gemini before 3 refuses a JSON answer beside
+ * function declarations (400 "Function calling with a response mime type:
+ * 'application/json' is unsupported"): there a step with tools is asked for the JSON in
+ * the system instruction instead, and the workflow validates the answer as always.
+ */
+function outputMode(request: LlmRequest, output: OutputSpec): { config?: Record<string, unknown>; instruction?: string } {
+  if (request.tools.length > 0 && refusesJsonWithTools(request.model)) {
+    return { instruction: `When you give your final answer, answer with only a JSON value that matches this JSON Schema: ${JSON.stringify(output.schema)}` };
+  }
+  return { config: { responseMimeType: 'application/json', responseJsonSchema: output.schema } };
+}
+
+/** Gemini 1.x and 2.x; any other name (Gemini 3 and later, a tuned model's own name) is taken to accept both. */
+function refusesJsonWithTools(model: string): boolean {
+  return /^gemini-[12][.-]/.test(model.replace(/^models\//, ''));
 }
 
 /**

@@ -1,4 +1,6 @@
 import type { LlmRequest, Message, Reasoning } from '../../../contracts/messages';
+import { openAiStrictCompatible } from '../../../contracts/output-compat';
+import { OUTPUT_TOOL_NAME, type OutputSpec } from '../../../contracts/structured-output';
 import { classifyStreamError } from '../classify';
 import { forbidsToolCalls } from '../compaction-request';
 import { LlmError } from '../llm-error';
@@ -37,6 +39,7 @@ export function openAiRequestBody(request: LlmRequest, baseUrl: string) {
     messages: toOpenAiMessages(request),
     // A compaction's summary must be text. OpenAI refuses a tool choice without tools.
     ...(request.tools.length > 0 && forbidsToolCalls(request) ? { tool_choice: 'none' } : {}),
+    ...(request.output === undefined ? {} : { response_format: responseFormat(request.output) }),
     [maxTokensField(baseUrl)]: request.maxTokens,
     ...(effort === undefined ? {} : { reasoning_effort: effort }),
     ...(request.promptCacheKey === undefined ? {} : { prompt_cache_key: request.promptCacheKey }),
@@ -44,6 +47,16 @@ export function openAiRequestBody(request: LlmRequest, baseUrl: string) {
     // Without it the stream carries no token counts at all.
     stream_options: { include_usage: true },
   };
+}
+
+/**
+ * Structured output, natively: the answer is text that is JSON of the schema. Strict (the
+ * schema compiled into the decoder) when the schema is in OpenAI's strict subset, else
+ * non-strict, which OpenAI takes as guidance; the workflow validates the answer either way
+ * (contracts/output-compat.ts says why a schema is sent non-strict).
+ */
+function responseFormat(output: OutputSpec) {
+  return { type: 'json_schema', json_schema: { name: OUTPUT_TOOL_NAME, schema: output.schema, strict: openAiStrictCompatible(output.schema) } };
 }
 
 /** Chat Completions takes a level only; a token budget becomes the level nearest it. */

@@ -3,6 +3,7 @@ import type { Dialect, ErrorShape, StreamPlan } from './dialect';
 import { finalUserText, messageCount } from './chat-messages';
 import { randomId } from './random-id';
 import { sign, verify } from './signatures';
+import { anthropicAnswerTool, asAnswerCall } from './structured-output';
 import { withoutToolCalls } from './tool-choice';
 
 /** Anthropic Messages, `POST /v1/messages` with `stream: true`. */
@@ -65,12 +66,14 @@ type Block = { type?: unknown; thinking?: unknown; signature?: unknown };
 type MessageParam = { role?: unknown; content?: unknown };
 
 /**
- * What the real API refuses when extended thinking is on, in its words: a budget that
- * leaves no room for the answer, a thinking block whose signature does not match its
+ * What the real API refuses when extended thinking is on, in its words: a tool choice that
+ * forces a tool (`any`, or one by name), a budget that leaves no room for the answer, a thinking block whose signature does not match its
  * thinking (altered, or not from the model), and a tool-use turn sent back without the
  * thinking block it started with.
  */
 function thinkingProblem(body: Record<string, unknown>, messages: unknown[]): string | null {
+  const choice = (body.tool_choice as { type?: unknown } | undefined)?.type;
+  if (choice === 'any' || choice === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
   const budget = (body.thinking as { budget_tokens?: unknown }).budget_tokens;
   if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
   if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) {
@@ -159,7 +162,11 @@ export const anthropic: Dialect = {
     };
   },
 
-  frames(scripted: StreamPlan, body: Record<string, unknown>) {
+  requestedOutput: anthropicAnswerTool,
+
+  frames(planned: StreamPlan, body: Record<string, unknown>) {
+    // A structured answer is the answer tool's call where the request offers the tool.
+    const scripted = planned.json && anthropicAnswerTool(body) !== undefined ? asAnswerCall(planned) : planned;
     const plan = (body.tool_choice as { type?: unknown } | undefined)?.type === 'none' ? withoutToolCalls(scripted) : scripted;
     const frames: Frame[] = [
       event('message_start', {

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { PairingFault } from '../pairing';
 import type { ScriptedStopReason } from '../script';
 import type { Frame } from '../sse';
+import type { RequestedOutput } from './structured-output';
 
 export type Provider = 'anthropic' | 'openai' | 'google';
 
@@ -19,6 +20,8 @@ export interface StreamPlan {
   usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
   /** Set when the model declines: the text pieces are the refusal, and Gemini blocks the prompt for this reason. */
   refusal?: { blockReason: string };
+  /** Set for a `json` reply: the text pieces are its JSON, which Anthropic sends as a call of the answer tool when the request offers it. */
+  json?: true;
   /** False for a stream that must end without its terminal sentinel (and without a stop reason). */
   complete: boolean;
 }
@@ -73,6 +76,8 @@ export interface Dialect {
    * that merges consecutive user turns puts it after the turn's other text).
    */
   finalUserText(body: Record<string, unknown>): string | undefined;
+  /** The structured output the request asks for (wire/structured-output.ts), or undefined for free text. */
+  requestedOutput(body: Record<string, unknown>): RequestedOutput | undefined;
   /** How many messages (Gemini: contents) the request holds. */
   messageCount(body: Record<string, unknown>): number;
   /** The provider's own refusal of a request of `tokens` for a model whose window is `window` tokens. */

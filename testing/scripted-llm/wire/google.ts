@@ -117,7 +117,17 @@ export const google: Dialect = {
     if (url.searchParams.get('alt') !== 'sse') return 'the scripted LLM serves alt=sse streams only: add ?alt=sse';
     if (!Array.isArray(body.contents)) return '* GenerateContentRequest.contents: contents is not specified';
     const model = decodeURIComponent(PATH.exec(url.pathname)?.[2] ?? '');
+    // As Gemini 1 and 2 do (Gemini 3 takes both): a JSON answer beside function declarations is refused.
+    if (google.requestedOutput(body) !== undefined && Array.isArray(body.tools) && /^gemini-[12][.-]/.test(model.replace(/^models\//, ''))) {
+      return "Function calling with a response mime type: 'application/json' is unsupported";
+    }
     return signsReasoning(model) ? signatureProblem(body.contents as unknown[]) : null;
+  },
+
+  requestedOutput(body) {
+    const config = body.generationConfig as { responseMimeType?: unknown; responseJsonSchema?: unknown; responseSchema?: unknown } | undefined;
+    if (config?.responseMimeType !== 'application/json') return undefined;
+    return { mode: 'response_schema', schema: config.responseJsonSchema ?? config.responseSchema };
   },
 
   modelFromBody() {

@@ -117,6 +117,12 @@ export const openai: Dialect = {
     return { status: 400, body: { error: { message, type: 'invalid_request_error', param: `messages.[${fault.at}].role`, code: null } } };
   },
 
+  requestedOutput(body) {
+    const format = body.response_format as { type?: unknown; json_schema?: { schema?: unknown; strict?: unknown } } | undefined;
+    if (format?.type !== 'json_schema') return undefined;
+    return { mode: 'json_schema', schema: format.json_schema?.schema, strict: format.json_schema?.strict === true };
+  },
+
   streamHeaders() {
     return {
       'content-type': 'text/event-stream; charset=utf-8',
