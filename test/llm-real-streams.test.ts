@@ -3,19 +3,18 @@ import { readdirSync } from 'node:fs';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlmError } from '../activities/llm/llm-error';
-import { PROVIDER_STREAMS } from '../activities/llm/providers';
 import { anthropicRequestBody } from '../activities/llm/providers/anthropic';
 import { geminiRequestBody } from '../activities/llm/providers/gemini';
 import type { LlmErrorType } from '../contracts/errors';
 import type { AssistantMessage, LlmRequest, Message, ProviderData, Usage } from '../contracts/messages';
 import type { ProviderId } from '../contracts/model-ref';
 import {
-  awkwardSplits,
   FIXTURES_DIR,
   FIXTURES_MISSING,
   fixtureLines,
   fixturesPresent,
   frameAsApi,
+  playCut,
   startFixtureServer,
   type FixtureServer,
   type SplitKind,
@@ -455,20 +454,9 @@ function requiredKinds(provider: ProviderId, body: Buffer): SplitKind[] {
 
 async function play(row: Row): Promise<AssistantMessage> {
   const body = frameAsApi(fixtureLines(row.fixture), row.provider);
-  const splits = awkwardSplits(body);
-  expect([...new Set(splits.values())].sort()).toEqual(expect.arrayContaining(requiredKinds(row.provider, body)));
-  server.serve(body, splits.keys());
   const request: LlmRequest = { model: 'recorded', messages: [{ role: 'user', text: 'hi' }], tools: [], maxTokens: 1024 };
-  const message = await PROVIDER_STREAMS[row.provider](request, {
-    dispatcher: agent,
-    baseUrl: row.provider === 'openai' ? `${server.url}/v1` : server.url,
-    apiKey: undefined,
-    signal: new AbortController().signal,
-    idleTimeoutMs: 5_000,
-    onProgress: (p) => server.barrier.read(p.bytes),
-  });
-  // Each cut reached the parser as a cut: the client's running byte count stopped there.
-  for (const at of splits.keys()) expect(server.barrier.totals).toContain(at);
+  const { message, splits } = await playCut(server, agent, row.provider, body, request);
+  expect([...new Set(splits.values())].sort()).toEqual(expect.arrayContaining(requiredKinds(row.provider, body)));
   return message;
 }
 

@@ -12,7 +12,7 @@ import { demoReply } from '../testing/scripted-llm/demo-model';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedReply } from '../testing/scripted-llm/server';
 import { turnThatRead } from '../harness/turn-that-read';
 import { useAgentHarness } from './support/agent-harness';
-import { awkwardSplits, FIXTURES_MISSING, fixtureLines, fixturesPresent, frameAsApi, startFixtureServer, type FixtureServer } from './support/fixture-stream-server';
+import { FIXTURES_MISSING, fixtureLines, fixturesPresent, frameAsApi, playCut, startFixtureServer, type FixtureServer } from './support/fixture-stream-server';
 
 /**
  * Structured output on the wire (#28): what each adapter sends for a turn with an output
@@ -333,19 +333,8 @@ describe.skipIf(!fixturesPresent)('a structured answer recorded from a real API,
   });
 
   async function play(provider: 'openai' | 'anthropic', lines: string[], output: OutputSpec) {
-    const body = frameAsApi(lines, provider);
-    const splits = awkwardSplits(body);
-    server.serve(body, splits.keys());
-    const message = await PROVIDER_STREAMS[provider]({ model: 'recorded', messages: [{ role: 'user', text: 'hi' }], tools: [], maxTokens: 1024, output }, {
-      dispatcher: agent,
-      baseUrl: provider === 'openai' ? `${server.url}/v1` : server.url,
-      apiKey: undefined,
-      signal: new AbortController().signal,
-      idleTimeoutMs: 5_000,
-      onProgress: (p) => server.barrier.read(p.bytes),
-    });
-    for (const at of splits.keys()) expect(server.barrier.totals).toContain(at);
-    return message;
+    const request: LlmRequest = { model: 'recorded', messages: [{ role: 'user', text: 'hi' }], tools: [], maxTokens: 1024, output };
+    return (await playCut(server, agent, provider, frameAsApi(lines, provider), request)).message;
   }
 
   it('OpenAI json_schema, non-ASCII text split inside its UTF-8 bytes: the text is the value', async () => {

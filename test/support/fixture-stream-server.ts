@@ -2,6 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import type { Dispatcher } from 'undici';
+import { expect } from 'vitest';
+import { PROVIDER_STREAMS } from '../../activities/llm/providers';
+import type { AssistantMessage, LlmRequest } from '../../contracts/messages';
+import type { ProviderId } from '../../contracts/model-ref';
 
 /**
  * Streams recorded from the real Anthropic, OpenAI and Gemini APIs, kept beside the
@@ -148,4 +153,24 @@ export async function startFixtureServer(): Promise<FixtureServer> {
         server.close(() => ok());
       }),
   };
+}
+
+/**
+ * Streams `body` from `server` through the provider's adapter, cut at every awkward split,
+ * and checks each cut reached the parser as a cut (the client's running byte count stopped
+ * there). Returns the message the adapter made of it, and the splits it was cut at.
+ */
+export async function playCut(server: FixtureServer, dispatcher: Dispatcher, provider: ProviderId, body: Buffer, request: LlmRequest): Promise<{ message: AssistantMessage; splits: Map<number, SplitKind> }> {
+  const splits = awkwardSplits(body);
+  server.serve(body, splits.keys());
+  const message = await PROVIDER_STREAMS[provider](request, {
+    dispatcher,
+    baseUrl: provider === 'openai' ? `${server.url}/v1` : server.url,
+    apiKey: undefined,
+    signal: new AbortController().signal,
+    idleTimeoutMs: 5_000,
+    onProgress: (p) => server.barrier.read(p.bytes),
+  });
+  for (const at of splits.keys()) expect(server.barrier.totals).toContain(at);
+  return { message, splits };
 }
