@@ -12,6 +12,12 @@ import { outputSchemaProblem } from './output-schema-check';
 /** The schema's JSON, at most: a shape, not a document. Larger ones are refused at the boundary. */
 export const MAX_OUTPUT_SCHEMA_BYTES = 64 * 1024;
 
+/**
+ * A turn's value as its outcome carries it into the next run (continue-as-new), at most:
+ * `awaitTurn` answers a larger one without it, and the log's `turn/end` keeps it whole.
+ */
+export const CARRIED_OUTPUT_BYTES = 4 * 1024;
+
 /** Repair requests a turn may make after its answer failed the schema: `--output-retries`. */
 export const OUTPUT_RETRIES = { min: 0, max: 10, default: 2 } as const;
 

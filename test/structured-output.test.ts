@@ -1,10 +1,11 @@
+import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { forkSession, readLog, startSession } from '../client/sessions';
 import { awaitTurnUpdate, parseOrThrow, SendMessageSchema, SessionInputSchema, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
 import { repairRequest } from '../contracts/conversation';
 import { validateOutput } from '../contracts/output-validation';
 import type { SessionEvent } from '../contracts/session-log';
-import { OUTPUT_ERRORS, type OutputSchema } from '../contracts/structured-output';
+import { CARRIED_OUTPUT_BYTES, OUTPUT_ERRORS, type OutputSchema } from '../contracts/structured-output';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 
@@ -124,13 +125,14 @@ describe.each(PROVIDERS)('%s: structured output', (provider, mode) => {
 });
 
 describe('structured output beside the session\'s other rules', () => {
-  it('counts repair requests towards maxSteps: the turn ends step_limit, without an output', async () => {
+  it('counts repair requests towards maxSteps: an invalid answer on the last step fails output_invalid, with no repair request left hanging', async () => {
     const model = unique('so-steps');
     h().llm.script(model, { kind: 'json', value: NEGATIVE }, { kind: 'json', value: NEGATIVE }, { kind: 'json', value: VALID });
     const session = await start({ model: `openai:${model}`, outputSchema: CITY, outputRetries: 5, maxSteps: 2 });
 
-    expect(await send(session, 'the largest Swiss city?')).toEqual({ turn: 1, status: 'completed', reason: 'step_limit' });
+    await expect(send(session, 'the largest Swiss city?')).rejects.toMatchObject({ cause: { type: 'output_invalid', message: expect.stringContaining('maxSteps') } });
     expect(requests(model)).toHaveLength(2);
+    expect(ofType(await readLog(session), 'output/rejected')).toHaveLength(1);
     expect((await session.query(stateQuery)).stepsTaken).toBe(2);
   });
 
@@ -169,6 +171,19 @@ describe('structured output beside the session\'s other rules', () => {
     // The fork's own turns answer in the source's shape too.
     expect((await fork.query(stateQuery)).settings).toMatchObject({ outputSchema: CITY, outputRetries: 2 });
   });
+  it('carries a large value into the next run in its log only, not in the carried outcomes, and awaitTurn still answers it', async () => {
+    const model = unique('so-carried-large');
+    const large = { city: 'Z'.repeat(CARRIED_OUTPUT_BYTES), population: 1 };
+    h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }] }, { kind: 'json', value: large });
+    const session = await start({ model: `openai:${model}`, outputSchema: CITY, continueAsNewAfterEvents: 20 });
+    expect(await send(session, 'a long name?')).toMatchObject({ output: large });
+
+    await eventually('the session to continue as new', async () => ((await session.query(stateQuery)).runs === 2 ? true : undefined), 10_000);
+    const started = (await session.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const next = defaultPayloadConverter.fromPayload<SessionInput>(started ?? {});
+    expect(next.continued?.outcomes?.[0]).toEqual({ turn: 1, status: 'completed', reason: 'answered' });
+    expect(await session.executeUpdate(awaitTurnUpdate, { args: [{ turn: 1 }] })).toMatchObject({ output: large });
+  });
 });
 
 describe('checking an answer against its schema, in the workflow\'s own code', () => {
@@ -198,6 +213,24 @@ describe('checking an answer against its schema, in the workflow\'s own code', (
   ])('refuses a schema with %s where it is given, in one line naming the field, for a session and for a message', (_what, schema, says) => {
     expect(() => parseOrThrow(SessionInputSchema, { model: 'openai:gpt-5', outputSchema: schema }, 'session input')).toThrow(`invalid session input: outputSchema: uses what the workflow cannot validate: ${says}`);
     expect(() => parseOrThrow(SendMessageSchema, { text: 'hi', outputSchema: schema }, 'message')).toThrow(`invalid message: outputSchema: uses what the workflow cannot validate: ${says}`);
+  });
+
+  it.each([
+    ['a nested quantifier', { name: { type: 'string', pattern: '^(a+)+$' } }, '^(a+)+$'],
+    ['a repeated alternation', { host: { type: 'string', pattern: '^([a-z]+|[0-9]+)*$' } }, '^([a-z]+|[0-9]+)*$'],
+    ['a backreference', { word: { type: 'string', pattern: '(\\w+) \\1' } }, '(\\w+) \\1'],
+    ['a slow patternProperties key', { tags: { type: 'object', patternProperties: { '^(x*)*$': { type: 'string' } } } }, '^(x*)*$'],
+  ])('refuses a pattern with %s, which could take exponential time on an answer in the workflow task', (_what, properties, pattern) => {
+    const says = `outputSchema: has a pattern the workflow could take exponential time to check an answer against: ${JSON.stringify(pattern)}`;
+    expect(() => parseOrThrow(SessionInputSchema, { model: 'openai:gpt-5', outputSchema: { type: 'object', properties } }, 'session input')).toThrow(says);
+    expect(() => parseOrThrow(SendMessageSchema, { text: 'hi', outputSchema: { type: 'object', properties } }, 'message')).toThrow(says);
+  });
+
+  it('accepts the patterns that backtrack in linear time: classes, plain repeated groups, named and non-capturing groups', () => {
+    const properties = { id: { type: 'string', pattern: '^[a-z0-9]+$' }, date: { type: 'string', pattern: '^(?<year>\\d{4})-(?:\\d{2})$' }, pairs: { type: 'string', pattern: '^(ab)+$' } };
+    const schema: OutputSchema = { type: 'object', properties, required: ['id'] };
+    expect(parseOrThrow(SendMessageSchema, { text: 'hi', outputSchema: schema }, 'message').outputSchema).toEqual(schema);
+    expect(validateOutput({ schema }, JSON.stringify({ id: 'abc', date: '2026-12', pairs: 'abab' }))).toMatchObject({ ok: true });
   });
 
   it('accepts a recursive schema whose $ref reaches a schema', () => {

@@ -4,9 +4,10 @@ import { policyInForce, type SessionRetryPolicy } from '../contracts/retry-polic
 import { AgentCostUsd, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
 import type { SessionEvent } from '../contracts/session-log';
 import { NO_USAGE, usageOf } from '../contracts/conversation';
+import { jsonBytes } from '../contracts/log-pages';
 import type { AssistantMessage, Usage } from '../contracts/messages';
 import { addUsage, spendOf, withCall, type Spend } from '../contracts/spend';
-import type { OutputSchema } from '../contracts/structured-output';
+import { CARRIED_OUTPUT_BYTES, type OutputSchema } from '../contracts/structured-output';
 
 export type SessionStatus = SessionStateView['status'];
 export type SessionPhase = SessionStateView['phase'];
@@ -148,9 +149,16 @@ export class SessionState {
     return turn < this.#rememberedFrom && !this.#outcomes.has(turn);
   }
 
-  /** The outcomes `awaitTurn` may still be asked for in the next run: the latest ones. */
+  /**
+   * The outcomes `awaitTurn` may still be asked for in the next run: the latest ones. Each
+   * keeps its structured value only when that is small: a hundred outcomes ride in every
+   * continue-as-new input, which compaction cannot shrink, and the log keeps every value.
+   */
   outcomesToCarry(): TurnOutcome[] {
-    return [...this.#outcomes.values()].sort((a, b) => a.turn - b.turn).slice(-CARRIED_OUTCOMES);
+    return [...this.#outcomes.values()]
+      .sort((a, b) => a.turn - b.turn)
+      .slice(-CARRIED_OUTCOMES)
+      .map(({ output, ...outcome }) => (output === undefined || jsonBytes(output) > CARRIED_OUTPUT_BYTES ? outcome : { ...outcome, output }));
   }
 
   /** `send` accepted a message: it waits for its turn, whose number it is given now. */

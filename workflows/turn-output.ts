@@ -33,17 +33,22 @@ export class TurnOutput {
     this.#retries = retries;
   }
 
-  /** The answer's value when it is valid; its errors when the model is to be asked again. Throws when the turn must fail. */
-  judge(answer: AssistantMessage): OutputVerdict {
+  /**
+   * The answer's value when it is valid; its errors when the model is to be asked again.
+   * Throws when the turn must fail: also on its last step (`lastStep`), where no repair
+   * request could be sent, so the turn reports why it has no value.
+   */
+  judge(answer: AssistantMessage, lastStep: boolean): OutputVerdict {
     if (answer.stopReason === 'refusal') {
       const message = `the model refused to give an answer in the output schema's shape: ${JSON.stringify(clip(answer.text))}`;
       throw ApplicationFailure.create({ type: REFUSED, message, nonRetryable: true });
     }
     const verdict = this.#validate(answer.text);
     if (verdict.ok) return verdict;
-    if (this.#rejected >= this.#retries) {
+    if (this.#rejected >= this.#retries || lastStep) {
       const asked = this.#rejected === 1 ? '1 repair request' : `${this.#rejected} repair requests`;
-      const message = `the answer did not match the output schema after ${asked}: ${verdict.errors.join('; ')}`;
+      const why = this.#rejected >= this.#retries ? `after ${asked}` : `at the turn's last step (maxSteps), after ${asked}`;
+      const message = `the answer did not match the output schema ${why}: ${verdict.errors.join('; ')}`;
       throw ApplicationFailure.create({ type: OUTPUT_INVALID, message, nonRetryable: true });
     }
     this.#rejected++;

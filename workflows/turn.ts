@@ -34,7 +34,7 @@ export async function runTurn(session: Session, message: QueuedMessage): Promise
  * Under an output schema (the message's, else the session's, recorded in `turn/start`) the
  * answer must match it: one that does not is recorded as `output/rejected`, which the
  * next step sends the model as its repair request; that step is a step like any other,
- * counted towards `maxSteps` and the budget.
+ * counted towards `maxSteps` and the budget (an invalid answer on the last step fails the turn).
  */
 async function runSteps(session: Session, message: QueuedMessage, scope: CancellationScope, stoppedBy: () => FailureSummary | undefined): Promise<TurnOutcome> {
   const { turn, text } = message;
@@ -47,7 +47,7 @@ async function runSteps(session: Session, message: QueuedMessage, scope: Cancell
         const stepEnded = await inSpan(`step ${step}`, { 'agent.turn': turn, 'agent.step': step }, currentTraceContext(), () => runStep(session, turn, step, stoppedBy));
         if (stepEnded === 'continue') continue;
         if (!output) return { reason: 'answered' as const };
-        const verdict = output.judge(stepEnded.answer);
+        const verdict = output.judge(stepEnded.answer, step === session.config.maxSteps);
         if (verdict.ok) return { reason: 'answered' as const, output: verdict.value };
         session.append({ type: 'output/rejected', turn, step, errors: verdict.errors });
       }

@@ -145,7 +145,9 @@ async function readConversation(ctx: Context, run: NonNullable<Context['info']['
     currentTurn: input.turn,
     ...(input.clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter: input.clearToolResultsAfter }),
   });
-  const output = turnOutput(events, input.turn);
+  // A summary is free text whatever the turn it is made in (before continuing as new, the
+  // cut runs through the last turn's end, so that turn's spec is among its events).
+  const output = input.purpose === 'compact' ? undefined : turnOutput(events, input.turn);
   return {
     ...settings,
     // The MCP tools are those recorded in the log this call was scheduled with.
@@ -157,9 +159,7 @@ async function readConversation(ctx: Context, run: NonNullable<Context['info']['
 
 /**
  * What the step's answer must match: the spec its turn recorded when it started, so every
- * attempt, replay and fork of the turn sends the schema the turn began with. A compaction
- * finds none: its conversation ends at the cut, before its turn started, and its summary
- * is free text.
+ * attempt, replay and fork of the turn sends the schema the turn began with.
  */
 function turnOutput(events: readonly SessionEvent[], turn: number): OutputSpec | undefined {
   const start = events.find((e) => e.type === 'turn/start' && e.turn === turn);
