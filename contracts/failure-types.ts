@@ -10,7 +10,7 @@
  */
 
 /** Where a failure of the type comes from. */
-export type FailureRaiser = 'llm activity' | 'tool activity' | 'mcp activity' | 'session' | 'temporal';
+export type FailureRaiser = 'llm activity' | 'tool activity' | 'mcp activity' | 'child-session activity' | 'session' | 'temporal';
 
 export interface FailureTypeEntry {
   /** Whether Temporal retries it as raised (the meaning names the exceptions). */
@@ -76,6 +76,13 @@ export const FAILURE_TYPES = {
     meaning: "a custom tool's run threw an error other than ToolError (retried in the read-only lane; a side-effecting call has one attempt)",
   },
   unknown_custom_tool: { retryable: false, raisedBy: ['tool activity'], meaning: 'the session names a custom tool the worker does not have' },
+
+  // A session asked by a workflow of the user's own (runAgentTurn, startChildSession).
+  session_refused: {
+    retryable: false,
+    raisedBy: ['child-session activity'],
+    meaning: 'the session refused the message a workflow sent it (empty, too long, or the session has ended), or does not exist',
+  },
 
   // MCP servers, reached by the MCP activities.
   mcp_unavailable: {
