@@ -96,11 +96,12 @@ const failingWrite = defineTool({
 const answers = defineTool({
   name: 'answers',
   description: 'Answers in ways the model must be told about.',
-  input: z.object({ kind: z.enum(['tool_error', 'function', 'huge', 'cycle']) }),
+  input: z.object({ kind: z.enum(['tool_error', 'long_tool_error', 'function', 'huge', 'cycle']) }),
   sideEffects: false,
   maxResultChars: 100,
   run({ kind }) {
     if (kind === 'tool_error') throw new ToolError('No order with that id; ask the user for the id on their receipt.');
+    if (kind === 'long_tool_error') throw new ToolError('e'.repeat(150));
     if (kind === 'function') return { total: () => 42 };
     if (kind === 'cycle') {
       const node: Record<string, unknown> = {};
@@ -236,14 +237,15 @@ describe('custom tools keep the tool contract on a real worker', () => {
     expect(byId.bad).toMatchObject({ code: 'error', content: expect.stringContaining('invalid arguments for "order_api"') });
   });
 
-  it('gives the model a ToolError, a result that is not JSON and one past the limit as error results, and retries a read-only call that threw', async () => {
+  it('gives the model a ToolError (within the result limit), a result that is not JSON and one past the limit as error results, and retries a read-only call that threw', async () => {
     const model = newModel('results');
-    const kinds = ['tool_error', 'function', 'cycle', 'huge'] as const;
+    const kinds = ['tool_error', 'long_tool_error', 'function', 'cycle', 'huge'] as const;
     h().llm.script(model, { kind: 'tool_calls', calls: [...kinds.map((kind) => call(kind, 'answers', { kind })), call('flaky', 'flaky_read', { key: 'results' })] }, { kind: 'text', text: 'Noted.' });
     const session = await start(model);
     expect(await sendAndWait(session, 'try these')).toMatchObject({ status: 'completed' });
     expect(results(await readLog(session))).toEqual({
       tool_error: { code: 'error', content: 'No order with that id; ask the user for the id on their receipt.' },
+      long_tool_error: { code: 'error', content: `${'e'.repeat(99)}…` },
       function: { code: 'error', content: 'The tool "answers" ran, but its result was refused: the result.total is a function, which is not JSON. Tell the user; the tool must return JSON.' },
       cycle: { code: 'error', content: 'The tool "answers" ran, but its result was refused: the result.self refers to itself. Tell the user; the tool must return JSON.' },
       huge: { code: 'error', content: 'The tool "answers" ran, but its result was refused: 101 characters, more than its limit of 100. Ask for less (a range, a summary, a smaller page).' },

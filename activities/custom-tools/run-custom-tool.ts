@@ -44,10 +44,17 @@ export async function runCustomTool(tools: ReadonlyMap<string, CustomTool>, requ
     return resultOutcome(tool.name, await tool.run(parsed.input, ctx), tool.maxResultChars);
   } catch (error) {
     if (activity.cancellationSignal.aborted) throw new CancelledFailure(`the call of custom tool "${tool.name}" was cancelled`);
-    if (error instanceof ToolError) return { code: 'error', content: error.message };
+    // The model reads a ToolError whole, within the tool's result limit like any result.
+    if (error instanceof ToolError) return { code: 'error', content: clip(error.message, tool.maxResultChars) };
     const message = error instanceof Error ? error.message : String(error);
-    throw ApplicationFailure.create({ type: TOOL_ERROR_TYPES.failed, message: `custom tool "${tool.name}" failed: ${message.split('\n')[0]}` });
+    // One line, bounded: it lands in history and in the step's failure.
+    throw ApplicationFailure.create({ type: TOOL_ERROR_TYPES.failed, message: `custom tool "${tool.name}" failed: ${clip(message.split('\n')[0] ?? '', FAILURE_MESSAGE_CHARS)}` });
   } finally {
     clearInterval(ticker);
   }
 }
+
+/** A failure's message past this is cut: a thrown error may quote a whole request or response. */
+const FAILURE_MESSAGE_CHARS = 1_000;
+
+const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
