@@ -92,20 +92,30 @@ export async function runAgentTest(options: AgentTestOptions): Promise<AgentTest
       const session = options.session ?? {};
       const defaultModel = session.model === undefined && session.agent === undefined ? { model: model.ref(options.provider) } : {};
       const handle = await startSession(env.client, workerEnv, { ...defaultModel, ...session });
-      const outcome = await whileTimeSkips(env, () => sendAndWait(handle, options.message));
-      const log = await readLog(handle);
-      await endAndWait(env, handle);
-      return { workflowId: handle.workflowId, outcome, log, answer: lastAnswer(log) };
+      try {
+        const outcome = await whileTimeSkips(env, () => sendAndWait(handle, options.message));
+        const log = await readLog(handle);
+        await endAndWait(env, handle);
+        return { workflowId: handle.workflowId, outcome, log, answer: lastAnswer(log) };
+      } catch (error) {
+        // A test that failed leaves no session running on a server the next test reuses.
+        await handle.terminate('runAgentTest failed').catch(() => undefined);
+        throw error;
+      }
     });
   } finally {
-    await dispatcher.close();
+    // Not `close`: a request the fake model stalls for ever would keep it waiting.
+    await dispatcher.destroy();
   }
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** The session workflow, bundled once per test process: bundling takes seconds, a worker start does not. */
+/** The session workflow, bundled once per test process: bundling takes seconds, a worker start does not. A failed bundling is tried again next time. */
 function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } });
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } }).catch((error: unknown) => {
+    bundle = undefined;
+    throw error;
+  });
   return bundle;
 }
 
