@@ -53,7 +53,8 @@ function jsonSchemaOf(schema: OutputSchema | z.ZodType): unknown {
  * caller asked for, checked, not asserted. Without one, the value as the session gave it.
  */
 export function typedOutput<S extends z.ZodType>(options: MessageOptions<S>, output: unknown): z.output<S> | undefined {
-  const schema = isZodSchema(options.outputSchema) ? options.outputSchema : options.agent?.output;
+  // A message's own JSON Schema wins over the agent's zod one: the answer was asked for in it.
+  const schema = isZodSchema(options.outputSchema) ? options.outputSchema : options.outputSchema === undefined ? options.agent?.output : undefined;
   if (output === undefined || schema === undefined) return output as z.output<S> | undefined;
   const parsed = schema.safeParse(output);
   if (!parsed.success) throw new OutputTypeError(`the answer matched the session's JSON Schema but not the zod schema it is typed by: ${describeIssues(parsed.error)}`);

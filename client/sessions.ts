@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import {
   SESSION_WORKFLOW,
-  SessionInputSchema,
+  SessionRunInputSchema,
   SendMessageSchema,
   describeIssues,
   endUpdate,
@@ -126,7 +126,7 @@ async function startOptionsOf(client: Client, env: StartEnv, options: StartOptio
   const withAgent = (record ? { ...given, agent: record } : given) as SessionInput;
   const effective = withAgentSettings(withAgent);
   const input = { ...withAgent, ...knownWindow(effective, env.modelWindows) };
-  const parsed = SessionInputSchema.safeParse(withAgentSettings(input));
+  const parsed = SessionRunInputSchema.safeParse(withAgentSettings(input));
   if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
   // The schema may be the agent's: only the input as resolved here knows it.
   const { outputSchema, model } = parsed.data;

@@ -11,7 +11,8 @@ import { COMPACT_AT, CompactAtSchema, SESSION_LIMITS, ToolNameSchema, ToolTimeou
 import { CustomToolNameSchema, CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
 import { AgentRecordSchema, type AgentRecord } from './agents/agent-record';
-import { OUTPUT_RETRIES, OutputRetriesSchema, OutputSchemaSchema } from './structured-output';
+import { OUTPUT_RETRIES, OutputRetriesSchema, OutputSchemaSchema, RecordedOutputSchemaSchema } from './structured-output';
+import { outputSchemaProblem } from './output-schema-check';
 
 /**
  * The session workflow's interface: its input, Updates and Queries. The client imports the
@@ -125,8 +126,12 @@ export const SessionInputSchema = z
      * Without it the session continues as new when Temporal suggests it.
      */
     continueAsNewAfterEvents: boundedInt('continueAsNewAfterEvents').optional(),
-    /** The JSON Schema every turn's answer must match (structured output); a message's own wins. Free text when absent. */
-    outputSchema: OutputSchemaSchema.optional(),
+    /**
+     * The JSON Schema every turn's answer must match (structured output); a message's own
+     * wins. Free text when absent. Checked in full for a new session (below); a run that
+     * continues one carries the schema it was accepted with.
+     */
+    outputSchema: RecordedOutputSchemaSchema.optional(),
     /** Repair requests a turn may make after an answer that does not match its schema; then it fails `output_invalid`. */
     outputRetries: OutputRetriesSchema.default(OUTPUT_RETRIES.default),
     /** Spending limits checked before each LLM call (workflows/budget-guard.ts); none when absent. */
@@ -202,6 +207,18 @@ export const SessionInputSchema = z
   })
   .strict();
 export type SessionInput = z.input<typeof SessionInputSchema>;
+
+/**
+ * What a session's run is started with, as the client and the workflow check it: the
+ * fields above, and a new session's output schema checked in full (a run that continues a
+ * session carries the schema it was accepted with, see `outputSchema`). Apart from
+ * `SessionInputSchema` because zod cannot `omit` or `extend` a schema with refinements.
+ */
+export const SessionRunInputSchema = SessionInputSchema.superRefine((input, ctx) => {
+  if (input.outputSchema === undefined || input.continued !== undefined) return;
+  const problem = outputSchemaProblem(input.outputSchema);
+  if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem });
+});
 export type SessionConfig = z.output<typeof SessionInputSchema>;
 
 export const SendMessageSchema = z

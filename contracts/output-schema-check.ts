@@ -12,7 +12,7 @@ export function outputSchemaProblem(schema: Record<string, unknown>): string | u
   const cycle = refCycleIn(schema);
   if (cycle) return `uses what the workflow cannot validate: the $ref chain ${cycle} comes back to itself without reaching a schema`;
   const slow = slowPatternIn(schema);
-  if (slow) return `has a pattern the workflow could take exponential time to check an answer against: ${JSON.stringify(slow.slice(0, 100))} (a backreference, or a repeated group holding a quantifier or |; use a character class)`;
+  if (slow) return `has a pattern the workflow could take too long to check an answer against: ${JSON.stringify(slow.slice(0, 100))} (a backreference, a repeated group holding a quantifier or |, or ${MAX_UNBOUNDED_REPEATS + 1} or more unbounded repeats such as * + {n,}; use a character class, or bounds such as {0,64})`;
   try {
     z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
     return undefined;
@@ -48,7 +48,16 @@ function refCycleIn(root: Node): string | undefined {
   return undefined;
 }
 
-/** The first `pattern` (or `patternProperties` key) that could backtrack for exponential time; undefined when none. */
+/**
+ * Unbounded repeats a pattern may have: with k of them in a row, a backtracking engine can
+ * try about n^k ways to fail on a string of n characters. Two keep that quadratic, which
+ * answers of the sizes a model writes afford (`^[a-z]+-[0-9]+$` is two); three already
+ * took seconds on a 2,500-character answer, past the workflow task's deadlock detection,
+ * and a replay would run it again.
+ */
+const MAX_UNBOUNDED_REPEATS = 2;
+
+/** The first `pattern` (or `patternProperties` key) that could backtrack for too long; undefined when none. */
 function slowPatternIn(root: Node): string | undefined {
   const pending: unknown[] = [root];
   while (pending.length > 0) {
@@ -56,7 +65,7 @@ function slowPatternIn(root: Node): string | undefined {
     if (Array.isArray(node)) pending.push(...(node as unknown[]));
     if (!isNode(node)) continue;
     const patterns = [...(typeof node.pattern === 'string' ? [node.pattern] : []), ...(isNode(node.patternProperties) ? Object.keys(node.patternProperties) : [])];
-    const slow = patterns.find(mayBacktrackExponentially);
+    const slow = patterns.find((p) => mayBacktrackExponentially(p) || unboundedRepeats(p) > MAX_UNBOUNDED_REPEATS);
     if (slow !== undefined) return slow;
     pending.push(...Object.values(node));
   }
@@ -68,7 +77,7 @@ function slowPatternIn(root: Node): string | undefined {
  * on some input: a backreference, or a group repeated by `*`, `+` or `{n,}`/`{n,m}` that
  * itself holds a quantifier or an alternation (star height above one, as safe-regex
  * checks). Conservative: it refuses some that are fast (`(a|b)*`), never one that is slow
- * for these reasons. Polynomial cases (`a*a*a*`) stay: bounded answers keep them cheap.
+ * for these reasons. Polynomial cases are bounded by counting repeats (`unboundedRepeats`).
  */
 export function mayBacktrackExponentially(pattern: string): boolean {
   // Per open group: whether it holds a quantifier or an alternation.
@@ -102,6 +111,21 @@ export function mayBacktrackExponentially(pattern: string): boolean {
     } else if (repeatsAt(pattern, i) || c === '?') markGroup(groups);
   }
   return false;
+}
+
+/** How many unbounded repeats (`*`, `+`, `{n,}`) a pattern has outside character classes, at any depth. */
+export function unboundedRepeats(pattern: string): number {
+  let count = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '*' || c === '+') count += pattern[i - 1] === '(' ? 0 : 1;
+    else if (c === '{' && /^\{\d+,\}/.test(pattern.slice(i))) count++;
+  }
+  return count;
 }
 
 function markGroup(groups: boolean[]): void {

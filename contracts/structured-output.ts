@@ -35,16 +35,29 @@ export const OUTPUT_TOOL_NAME = 'final_answer';
 
 const schemaMessage = 'must be a JSON Schema whose root is an object schema ({"type": "object", ...})';
 
-/** A JSON Schema whose root describes an object: what every provider's strict mode and Anthropic's tool input take. */
-export const OutputSchemaSchema = z.record(z.string(), z.unknown(), { error: schemaMessage }).superRefine((schema, ctx) => {
+/**
+ * The shape of an output schema as it was recorded: a JSON Schema whose root describes an
+ * object, within the size. What a session carries into its next run (continue-as-new) and
+ * its log's `turn/start` events are read with this alone: they were checked in full when
+ * they were given, and a worker whose checks have grown stricter since must not refuse a
+ * session it accepted (nor run the check again on every carried turn).
+ */
+export const RecordedOutputSchemaSchema = z.record(z.string(), z.unknown(), { error: schemaMessage }).superRefine((schema, ctx) => {
   if (schema.type !== 'object') ctx.addIssue({ code: 'custom', message: schemaMessage });
   const bytes = JSON.stringify(schema).length;
   if (bytes > MAX_OUTPUT_SCHEMA_BYTES) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes of JSON (it is ${bytes})` });
-  else if (schema.type === 'object') {
-    // Refused here, where the session or message is given, rather than on its first answer.
-    const problem = outputSchemaProblem(schema);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }
+});
+
+/**
+ * A JSON Schema whose root describes an object: what every provider's strict mode and
+ * Anthropic's tool input take, and that the workflow can validate answers against. Checked
+ * in full where a schema is given (a message, a new session, an agent, a file).
+ */
+export const OutputSchemaSchema = RecordedOutputSchemaSchema.superRefine((schema, ctx) => {
+  if (schema.type !== 'object' || JSON.stringify(schema).length > MAX_OUTPUT_SCHEMA_BYTES) return;
+  // Refused here, where the session or message is given, rather than on its first answer.
+  const problem = outputSchemaProblem(schema);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 export type OutputSchema = z.infer<typeof OutputSchemaSchema>;
 
@@ -60,5 +73,5 @@ export const OutputRetriesSchema = z
  * the session's) and recorded in its `turn/start` event: the LLM activity reads it from
  * there, so every attempt, replay and fork sends the schema the turn was started with.
  */
-export const OutputSpecSchema = z.object({ schema: OutputSchemaSchema }).strict();
+export const OutputSpecSchema = z.object({ schema: RecordedOutputSchemaSchema }).strict();
 export type OutputSpec = z.infer<typeof OutputSpecSchema>;

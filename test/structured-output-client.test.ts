@@ -107,6 +107,8 @@ describe("a message's outputSchema in the library", () => {
     expect(typedOutput({ agent: orders }, { id: 7, status: 'shipped' })).toEqual({ id: 7, status: 'shipped' });
     expect(typedOutput({ outputSchema: Order }, undefined)).toBeUndefined();
     expect(typedOutput({ outputSchema: SCHEMA }, { any: 'thing' })).toEqual({ any: 'thing' });
+    // The message's own JSON Schema wins over the agent's zod output: the answer was asked for in it.
+    expect(typedOutput({ agent: orders, outputSchema: SCHEMA }, { any: 'thing' })).toEqual({ any: 'thing' });
     // A refinement JSON Schema cannot say: the session took the value, its zod type does not.
     const Positive = z.object({ n: z.number().refine((n) => n > 0, 'must be positive') });
     expect(() => typedOutput({ outputSchema: Positive }, { n: -1 })).toThrow(OutputTypeError);

@@ -1,10 +1,10 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { forkSession, readLog, startSession } from '../client/sessions';
-import { awaitTurnUpdate, parseOrThrow, SendMessageSchema, SessionInputSchema, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
+import { awaitTurnUpdate, parseOrThrow, SendMessageSchema, SessionInputSchema, SessionRunInputSchema, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
 import { repairRequest } from '../contracts/conversation';
 import { validateOutput } from '../contracts/output-validation';
-import type { SessionEvent } from '../contracts/session-log';
+import { SessionEventSchema, type SessionEvent } from '../contracts/session-log';
 import { CARRIED_OUTPUT_BYTES, OUTPUT_ERRORS, type OutputSchema } from '../contracts/structured-output';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
@@ -211,7 +211,7 @@ describe('checking an answer against its schema, in the workflow\'s own code', (
     ['an external $ref', { type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } }, 'External $ref'],
     ['a $ref cycle', { type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { $ref: '#/$defs/y' }, y: { $ref: '#/$defs/x' } } }, 'the $ref chain #/$defs/x → #/$defs/y → #/$defs/x comes back to itself'],
   ])('refuses a schema with %s where it is given, in one line naming the field, for a session and for a message', (_what, schema, says) => {
-    expect(() => parseOrThrow(SessionInputSchema, { model: 'openai:gpt-5', outputSchema: schema }, 'session input')).toThrow(`invalid session input: outputSchema: uses what the workflow cannot validate: ${says}`);
+    expect(() => parseOrThrow(SessionRunInputSchema, { model: 'openai:gpt-5', outputSchema: schema }, 'session input')).toThrow(`invalid session input: outputSchema: uses what the workflow cannot validate: ${says}`);
     expect(() => parseOrThrow(SendMessageSchema, { text: 'hi', outputSchema: schema }, 'message')).toThrow(`invalid message: outputSchema: uses what the workflow cannot validate: ${says}`);
   });
 
@@ -220,17 +220,28 @@ describe('checking an answer against its schema, in the workflow\'s own code', (
     ['a repeated alternation', { host: { type: 'string', pattern: '^([a-z]+|[0-9]+)*$' } }, '^([a-z]+|[0-9]+)*$'],
     ['a backreference', { word: { type: 'string', pattern: '(\\w+) \\1' } }, '(\\w+) \\1'],
     ['a slow patternProperties key', { tags: { type: 'object', patternProperties: { '^(x*)*$': { type: 'string' } } } }, '^(x*)*$'],
-  ])('refuses a pattern with %s, which could take exponential time on an answer in the workflow task', (_what, properties, pattern) => {
-    const says = `outputSchema: has a pattern the workflow could take exponential time to check an answer against: ${JSON.stringify(pattern)}`;
-    expect(() => parseOrThrow(SessionInputSchema, { model: 'openai:gpt-5', outputSchema: { type: 'object', properties } }, 'session input')).toThrow(says);
+    ['three unbounded repeats in a row', { note: { type: 'string', pattern: '^\\w*\\w*\\w*!$' } }, '^\\w*\\w*\\w*!$'],
+  ])('refuses a pattern with %s, which could take exponential or high polynomial time on an answer in the workflow task', (_what, properties, pattern) => {
+    const says = `outputSchema: has a pattern the workflow could take too long to check an answer against: ${JSON.stringify(pattern)}`;
+    expect(() => parseOrThrow(SessionRunInputSchema, { model: 'openai:gpt-5', outputSchema: { type: 'object', properties } }, 'session input')).toThrow(says);
     expect(() => parseOrThrow(SendMessageSchema, { text: 'hi', outputSchema: { type: 'object', properties } }, 'message')).toThrow(says);
   });
 
   it('accepts the patterns that backtrack in linear time: classes, plain repeated groups, named and non-capturing groups', () => {
-    const properties = { id: { type: 'string', pattern: '^[a-z0-9]+$' }, date: { type: 'string', pattern: '^(?<year>\\d{4})-(?:\\d{2})$' }, pairs: { type: 'string', pattern: '^(ab)+$' } };
+    const properties = { id: { type: 'string', pattern: '^[a-z0-9]+$' }, sku: { type: 'string', pattern: '^[A-Z]+-[0-9]+$' }, date: { type: 'string', pattern: '^(?<year>\\d{4})-(?:\\d{2})$' }, pairs: { type: 'string', pattern: '^(ab)+$' } };
     const schema: OutputSchema = { type: 'object', properties, required: ['id'] };
     expect(parseOrThrow(SendMessageSchema, { text: 'hi', outputSchema: schema }, 'message').outputSchema).toEqual(schema);
-    expect(validateOutput({ schema }, JSON.stringify({ id: 'abc', date: '2026-12', pairs: 'abab' }))).toMatchObject({ ok: true });
+    expect(validateOutput({ schema }, JSON.stringify({ id: 'abc', sku: 'AB-12', date: '2026-12', pairs: 'abab' }))).toMatchObject({ ok: true });
+  });
+
+  it('carries a schema it accepted into the next run and its log unchecked, so a worker with stricter checks still continues the session', () => {
+    // A pattern an older worker accepted and today's checks refuse.
+    const accepted: OutputSchema = { type: 'object', properties: { host: { type: 'string', pattern: '^(a|b)*$' } } };
+    const continued = { events: [], retryPolicy: 'default', turnsRun: 1, runs: 1 } as const;
+    expect(() => parseOrThrow(SessionRunInputSchema, { model: 'openai:gpt-5', outputSchema: accepted }, 'session input')).toThrow('outputSchema: has a pattern');
+    expect(parseOrThrow(SessionRunInputSchema, { model: 'openai:gpt-5', outputSchema: accepted, continued }, 'session input').outputSchema).toEqual(accepted);
+    const turnStart = { type: 'turn/start', seq: 0, at: 0, turn: 1, text: 'hi', output: { schema: accepted } };
+    expect(SessionEventSchema.parse(turnStart)).toEqual(turnStart);
   });
 
   it('accepts a recursive schema whose $ref reaches a schema', () => {

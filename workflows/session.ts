@@ -1,5 +1,5 @@
 import { ApplicationFailure, allHandlersFinished, condition, upsertSearchAttributes } from '@temporalio/workflow';
-import { SessionInputSchema, describeIssues, type SessionConfig, type SessionInput, type SessionResult } from '../contracts/api';
+import { SessionRunInputSchema, describeIssues, type SessionConfig, type SessionInput, type SessionResult } from '../contracts/api';
 import { continueAsNew } from './continue-as-new';
 import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import { logMirror } from './log-sink';
@@ -56,7 +56,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
 
 /** The input with its agent's settings under its own (an input without an agent as it is), checked. */
 function parseInput(input: SessionInput): SessionConfig {
-  const parsed = SessionInputSchema.safeParse(withAgentSettings(input));
+  const parsed = SessionRunInputSchema.safeParse(withAgentSettings(input));
   if (!parsed.success) {
     // Non-retryable: a workflow task retried forever on bad input helps nobody.
     throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.invalidInput, message: `invalid session input: ${describeIssues(parsed.error)}`, nonRetryable: true });
