@@ -2,10 +2,11 @@
  * The activities through which a workflow of the user's own asks a session (runAgentTurn,
  * startChildSession: docs/plugin.md), run on the SDK's activity environment against real
  * sessions on the test run's server: a message the session refuses fails for good (never
- * retried for ever on an answer that cannot change), and a cancelled parent cancels the
- * child's turn rather than leave it running alone.
+ * retried for ever on an answer that cannot change), a cancelled parent cancels the
+ * child's turn rather than leave it running alone, and an attempt that ends with its
+ * worker's shutdown leaves the turn for the retry to re-attach to.
  */
-import { CancelledFailure } from '@temporalio/common';
+import { ActivityCancellationDetails, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createChildSessionActivities } from '../activities/child-session/ask-session';
@@ -46,6 +47,26 @@ describe('a workflow asking a session through its activities', () => {
 
     await expect(asked).rejects.toBeInstanceOf(CancelledFailure);
     await eventually('the turn to end cancelled', async () => (await readLog(session)).find((e) => e.type === 'turn/end' && e.status === 'cancelled'), 15_000);
+    await session.executeUpdate(endUpdate);
+  });
+
+  it("leaves the session's turn running when the asking attempt ends with its worker's shutdown, so a retry re-attaches to it", async () => {
+    const model = unique('child-shutdown');
+    h().llm.script(model, { kind: 'text', text: 'still here', hold: true, holdTimeoutMs: 60_000 });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}`, idleTimeoutMs: 60_000 });
+    const updateId = unique('ask');
+    const first = activityEnv();
+    const asked = first.run(askSession, { workflowId: session.workflowId, text: 'take your time', updateId });
+    await eventually('the turn to call the model', async () => ((await session.query(stateQuery)).phase === 'llm' ? true : undefined), 15_000);
+    first.cancel('WORKER_SHUTDOWN', new ActivityCancellationDetails({ workerShutdown: true }));
+    await expect(asked).rejects.toBeInstanceOf(CancelledFailure);
+    // The attempt has left: had it cancelled the turn, the session would have taken that Update by now.
+    const updates = (await session.fetchHistory()).events?.flatMap((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? []);
+    expect(updates).toEqual(['send']);
+
+    const retried = activityEnv().run(askSession, { workflowId: session.workflowId, text: 'take your time', updateId });
+    await eventually('the held request to be released', async () => (h().llm.release(model) > 0 ? true : undefined), 15_000);
+    await expect(retried).resolves.toMatchObject({ outcome: { status: 'completed' }, text: 'still here' });
     await session.executeUpdate(endUpdate);
   });
 });

@@ -5,6 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createCustomToolActivities } from '../activities/custom-tools';
+import { allRunHistories } from '../client/run-histories';
 import { readLog, sendAndWait, startSession, type SessionHandle } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
@@ -20,7 +21,7 @@ import { eventually } from './support/eventually';
 const seen = {
   running: 0,
   mostAtOnce: 0,
-  refunds: [] as { order: string; ctx: Omit<ToolContext, 'signal' | 'heartbeat'> }[],
+  refunds: [] as { order: string; ctx: Omit<ToolContext, 'signal' | 'heartbeat' | 'heartbeatDetails'> }[],
   attempts: new Map<string, number>(),
   aborted: barrier<string>(),
   started: barrier(),
@@ -74,12 +75,26 @@ const flakyRead = defineTool({
   input: z.object({ key: z.string() }),
   sideEffects: false,
   maxAttempts: 2,
-  run({ key }) {
+  run({ key }, ctx) {
     const attempt = (seen.attempts.get(key) ?? 0) + 1;
     seen.attempts.set(key, attempt);
-    if (attempt === 1) throw new Error('the database hiccuped');
-    return `read ${key} on attempt ${attempt}`;
+    if (attempt === 1) {
+      ctx.heartbeat({ cursor: 'page-2' });
+      throw new Error('the database hiccuped');
+    }
+    return `read ${key} on attempt ${attempt} from ${(ctx.heartbeatDetails as { cursor?: string } | undefined)?.cursor}`;
   },
+});
+
+/** Runs past its own heartbeat timeout: only the worker's beats keep it alive. */
+const longerThanItsHeartbeat = defineTool({
+  name: 'long_read',
+  description: 'Takes longer than its heartbeat timeout.',
+  input: z.object({}),
+  sideEffects: false,
+  heartbeatTimeoutMs: 1_000,
+  maxAttempts: 1,
+  run: () => new Promise<string>((resolve) => setTimeout(() => resolve('read in 2.5 s'), 2_500)),
 });
 
 const failingWrite = defineTool({
@@ -89,7 +104,8 @@ const failingWrite = defineTool({
   sideEffects: true,
   run({ key }) {
     seen.attempts.set(key, (seen.attempts.get(key) ?? 0) + 1);
-    throw new Error('the payment service is down');
+    // An SDK's error that quotes the credential it sent: it must not reach history as it is.
+    throw new Error('the payment service is down (401 for Authorization: Bearer pay_live_0123456789abcdef)');
   },
 });
 
@@ -130,7 +146,7 @@ const waitForCancel = defineTool({
 
 const v1Schema = z.object({ id: z.string() });
 /** The tools the worker starts with; the schema-change test swaps one before it restarts the worker. */
-const tools: CustomTool[] = [lookupOrder, refund, orderApi, flakyRead, failingWrite, answers, waitForCancel, defineTool({ name: 'catalogue', description: 'v1', input: v1Schema, sideEffects: false, run: () => 'v1' })] as CustomTool[];
+const tools: CustomTool[] = [lookupOrder, refund, orderApi, flakyRead, longerThanItsHeartbeat, failingWrite, answers, waitForCancel, defineTool({ name: 'catalogue', description: 'v1', input: v1Schema, sideEffects: false, run: () => 'v1' })] as CustomTool[];
 
 /** The example of docs/tools.md, as written there, importing this checkout's package entry; its tools join the worker's. */
 const docs: { findOrder?: CustomTool; refundOrder?: CustomTool } = {};
@@ -186,6 +202,13 @@ describe('defineTool refuses a definition that cannot work, in one line naming t
     expect(() => createCustomToolActivities([lookupOrder, refund, again] as CustomTool[])).toThrow('worker tools: "lookup_order" is defined twice');
     // The worker's own list and an agent's may name one definition: one tool.
     expect(() => createCustomToolActivities([lookupOrder, refund, lookupOrder] as CustomTool[])).not.toThrow();
+  });
+
+  it('refuses a tool whose offer would put more than an MCP listing allows into history and every request', () => {
+    const wordy = defineTool({ ...lookupOrder, description: 'd'.repeat(4097) });
+    expect(() => createCustomToolActivities([wordy] as CustomTool[])).toThrow('worker tools: "lookup_order": description: must be at most 4096 characters (it is 4097)');
+    const huge = defineTool({ name: 'lookup_order', description: 'Looks up an order.', input: z.object({ status: z.enum(Array.from({ length: 8_000 }, (_, i) => `status-${i}`) as [string, ...string[]]) }), sideEffects: false, run: () => 'none' });
+    expect(() => createCustomToolActivities([huge] as CustomTool[])).toThrow(/worker tools: "lookup_order": input: its JSON Schema must be at most 65536 characters \(it is \d+\)/);
   });
 });
 
@@ -249,8 +272,16 @@ describe('custom tools keep the tool contract on a real worker', () => {
       function: { code: 'error', content: 'The tool "answers" ran, but its result was refused: the result.total is a function, which is not JSON. Tell the user; the tool must return JSON.' },
       cycle: { code: 'error', content: 'The tool "answers" ran, but its result was refused: the result.self refers to itself. Tell the user; the tool must return JSON.' },
       huge: { code: 'error', content: 'The tool "answers" ran, but its result was refused: 101 characters, more than its limit of 100. Ask for less (a range, a summary, a smaller page).' },
-      flaky: { code: 'ok', content: 'read results on attempt 2' },
+      flaky: { code: 'ok', content: 'read results on attempt 2 from page-2' },
     });
+  });
+
+  it('keeps a call alive past a heartbeat timeout shorter than 2 s by beating three times per timeout', async () => {
+    const model = newModel('short-heartbeat');
+    h().llm.script(model, { kind: 'tool_calls', calls: [call('long', 'long_read', {})] }, { kind: 'text', text: 'Read.' });
+    const session = await start(model);
+    expect(await sendAndWait(session, 'read slowly')).toMatchObject({ status: 'completed' });
+    expect(results(await readLog(session)).long).toEqual({ code: 'ok', content: 'read in 2.5 s' });
   });
 
   it('fails the step on a side-effecting call that threw, after one attempt, and compensation answers it TOOL_OUTCOME_UNKNOWN and the next TOOL_NOT_STARTED', async () => {
@@ -259,6 +290,7 @@ describe('custom tools keep the tool contract on a real worker', () => {
     const session = await start(model);
     const outcome = await sendAndWait(session, 'pay');
     expect(outcome).toMatchObject({ status: 'failed', failure: { type: 'tool_failed', message: expect.stringContaining('custom tool "failing_write" failed: the payment service is down') } });
+    expect(JSON.stringify(await allRunHistories(session.client, session.workflowId))).not.toContain('pay_live_0123456789abcdef');
     expect(seen.attempts.get('compensation')).toBe(1);
     const byId = results(await readLog(session));
     expect(byId.w1?.code).toBe('TOOL_OUTCOME_UNKNOWN');

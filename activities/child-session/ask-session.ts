@@ -28,8 +28,10 @@ export function createChildSessionActivities(): ChildSessionActivities {
         return { outcome, text: answerOf(await readLogPages((fromSeq) => handle.query(logQuery, { fromSeq })), outcome.turn) };
       } catch (error) {
         if (!activity.cancellationSignal.aborted) throw error;
-        // The parent was cancelled: so is the child's turn, which would otherwise run on alone.
-        await handle.executeUpdate(cancelTurnUpdate).catch(() => undefined);
+        // The parent cancelled the call: so is the child's turn, which would otherwise run on
+        // alone. A worker shutting down or a timed-out attempt leaves it running: the retried
+        // attempt re-attaches to the same turn by its Update id.
+        if (activity.cancellationDetails?.cancelRequested === true) await handle.executeUpdate(cancelTurnUpdate).catch(() => undefined);
         throw activity.cancellationSignal.reason;
       } finally {
         clearInterval(beat);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ToolDefinitionError, type CustomTool } from '../../contracts/tools/custom-tool';
 import type { CustomToolOffer } from '../../contracts/tools/custom-tool-offer';
+import { MCP_LIST_LIMITS } from '../mcp/list-tools';
 
 /**
  * What a session records of a tool: its name, description, lane rule and limits, and its
@@ -11,6 +12,11 @@ import type { CustomToolOffer } from '../../contracts/tools/custom-tool-offer';
  */
 export function offerOf(tool: CustomTool): CustomToolOffer {
   const { $schema: _ignored, ...inputSchema } = inputJsonSchema(tool);
+  // An offer goes into history and every LLM request of the session: bounded as an MCP server's listing is.
+  const { descriptionChars, schemaChars } = MCP_LIST_LIMITS;
+  if (tool.description.length > descriptionChars) throw new ToolDefinitionError(`worker tools: "${tool.name}": description: must be at most ${descriptionChars} characters (it is ${tool.description.length})`);
+  const schemaLength = JSON.stringify(inputSchema).length;
+  if (schemaLength > schemaChars) throw new ToolDefinitionError(`worker tools: "${tool.name}": input: its JSON Schema must be at most ${schemaChars} characters (it is ${schemaLength})`);
   return {
     name: tool.name,
     description: tool.description,

@@ -4,10 +4,15 @@ import { ToolError, type CustomTool, type ToolContext } from '../../contracts/to
 import type { RunCustomToolRequest } from '../../contracts/tools/custom-tool-offer';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 import { validateToolInput } from '../../contracts/tools/validate-tool-input';
+import { redactSecrets } from '../llm/llm-error';
 import { laneOf } from './lane';
 import { resultOutcome } from './result-text';
 
-/** Cancellation reaches an activity only in a heartbeat's response: this keeps them going while `run` runs. */
+/**
+ * Cancellation reaches an activity only in a heartbeat's response: this keeps them going
+ * while `run` runs, every 2 s, or three times per heartbeat timeout when the tool's is
+ * shorter (a 1 s timeout would otherwise fire before the first beat).
+ */
 const HEARTBEAT_EVERY_MS = 2_000;
 
 /**
@@ -30,16 +35,23 @@ export async function runCustomTool(tools: ReadonlyMap<string, CustomTool>, requ
     };
   }
   const activity = Context.current();
+  // The ticker repeats the details `run` last gave: a beat without them would replace them.
+  let details: unknown = activity.info.heartbeatDetails;
   const ctx: ToolContext = {
     idempotencyKey: request.idempotencyKey,
     signal: activity.cancellationSignal,
-    heartbeat: (details) => activity.heartbeat(details),
+    heartbeat: (given) => {
+      details = given;
+      activity.heartbeat(given);
+    },
+    heartbeatDetails: activity.info.heartbeatDetails,
     sessionId: request.sessionId,
     turn: request.turn,
     step: request.step,
     callId: request.callId,
   };
-  const ticker = setInterval(() => activity.heartbeat(), HEARTBEAT_EVERY_MS);
+  const timeoutMs = activity.info.heartbeatTimeoutMs;
+  const ticker = setInterval(() => activity.heartbeat(details), timeoutMs ? Math.min(HEARTBEAT_EVERY_MS, Math.floor(timeoutMs / 3)) : HEARTBEAT_EVERY_MS);
   try {
     return resultOutcome(tool.name, await tool.run(parsed.input, ctx), tool.maxResultChars);
   } catch (error) {
@@ -47,8 +59,8 @@ export async function runCustomTool(tools: ReadonlyMap<string, CustomTool>, requ
     // The model reads a ToolError whole, within the tool's result limit like any result.
     if (error instanceof ToolError) return { code: 'error', content: clip(error.message, tool.maxResultChars) };
     const message = error instanceof Error ? error.message : String(error);
-    // One line, bounded: it lands in history and in the step's failure.
-    throw ApplicationFailure.create({ type: TOOL_ERROR_TYPES.failed, message: `custom tool "${tool.name}" failed: ${clip(message.split('\n')[0] ?? '', FAILURE_MESSAGE_CHARS)}` });
+    // One line, bounded and without a credential an SDK's error quoted: it lands in history and in the step's failure.
+    throw ApplicationFailure.create({ type: TOOL_ERROR_TYPES.failed, message: `custom tool "${tool.name}" failed: ${clip(redactSecrets(message.split('\n')[0] ?? ''), FAILURE_MESSAGE_CHARS)}` });
   } finally {
     clearInterval(ticker);
   }

@@ -20,8 +20,14 @@ export interface ToolContext {
   readonly idempotencyKey: string;
   /** Aborted when the turn is cancelled or the worker shuts down: stop, and let the error out. */
   readonly signal: AbortSignal;
-  /** Tells Temporal the call is alive (the worker also does it every 2 s while `run` runs); `details` come back to a retried attempt. */
+  /**
+   * Tells Temporal the call is alive (the worker also does it while `run` runs, every 2 s or
+   * three times per heartbeat timeout when that is shorter, repeating the last `details`);
+   * the last `details` come back to a retried attempt as `heartbeatDetails`.
+   */
   heartbeat(details?: unknown): void;
+  /** What the previous attempt of this call last gave `heartbeat`; undefined on a first attempt. */
+  readonly heartbeatDetails: unknown;
   /** The session's workflow id. */
   readonly sessionId: string;
   readonly turn: number;
