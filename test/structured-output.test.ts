@@ -1,7 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { forkSession, readLog, startSession } from '../client/sessions';
-import { awaitTurnUpdate, parseOrThrow, SendMessageSchema, SessionInputSchema, SessionRunInputSchema, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
+import { awaitTurnUpdate, parseOrThrow, SendMessageSchema, SessionRunInputSchema, sendUpdate, stateQuery, type SessionInput, type TurnOutcome } from '../contracts/api';
 import { repairRequest } from '../contracts/conversation';
 import { validateOutput } from '../contracts/output-validation';
 import { SessionEventSchema, type SessionEvent } from '../contracts/session-log';
