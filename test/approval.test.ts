@@ -6,6 +6,7 @@ import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcom
 import { readLog, turnOutcomeOf, type TurnResult } from '../client/sessions';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { eventually } from './support/eventually';
 import { spawnEntry } from './support/spawn-cli';
 
@@ -19,7 +20,10 @@ async function runTool(request: RunToolRequest): Promise<ToolOutcome> {
 const h = useAgentHarness({ runTool });
 
 const env = () => clientEnvOf(h());
-const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, env());
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
 let models = 0;
@@ -81,7 +85,7 @@ describe('human approval of side-effecting tool calls', () => {
       expect(dispatched.filter((d) => d.callId === 'toolu_appr_ok')).toHaveLength(0);
       expect((await handle(id).query(stateQuery)).phase).toBe('approval');
 
-      const approved = await cli('approve', id, 'toolu_appr_ok', '--json');
+      const approved = await cliProcess('approve', id, 'toolu_appr_ok', '--json');
       expect(approved.code, approved.stderr).toBe(0);
       expect(json(approved.stdout)).toEqual({ workflowId: id, callId: 'toolu_appr_ok', approved: true, applied: true });
 
@@ -111,7 +115,7 @@ describe('human approval of side-effecting tool calls', () => {
     await cli('send', id, 'save the plan');
     await waitForApproval(id, 'toolu_appr_no');
 
-    const denied = await cli('deny', id, 'toolu_appr_no', '--reason', 'not on a Friday');
+    const denied = await cliProcess('deny', id, 'toolu_appr_no', '--reason', 'not on a Friday');
     expect(denied.code, denied.stderr).toBe(0);
     expect(denied.stdout).toContain('denied call toolu_appr_no');
 

@@ -6,6 +6,7 @@ import { stateQuery } from '../contracts/api';
 import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { useTempDir } from './support/temp-dir';
 import { timerSummaries } from './support/timer-summaries';
 import { eventually } from './support/eventually';
@@ -23,7 +24,10 @@ beforeAll(async () => {
 });
 const h = useAgentHarness(() => ({ env: { AGENT_PRICES_FILE: prices() } }));
 
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
 const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 
 const TENTH = { inputTokens: 100_000, outputTokens: 0 };
@@ -55,7 +59,7 @@ describe('--budget-usd', () => {
     // The same status as the AgentStatus search attribute: idle, its last turn failed.
     expect((await handle(id).query(stateQuery)).status).toBe('failed');
 
-    const raised = await cli('budget', id, '--usd', '1');
+    const raised = await cliProcess('budget', id, '--usd', '1');
     expect(raised.code, raised.stderr).toBe(0);
     expect(raised.stdout.trim()).toBe(`budget of ${id}: $0.3000 of $1.0000 · 300000 tokens (no token limit)`);
     expect(await sendAndWait(handle(id), 'go on')).toMatchObject({ status: 'completed' });

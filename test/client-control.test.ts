@@ -6,6 +6,7 @@ import { DEFAULT_RETRY_POLICY } from '../contracts/retry-policy';
 import type { RunToolRequest, ToolOutcome } from '../contracts/tools/tool-outcome';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { eventually } from './support/eventually';
 import { untilCancelled } from './support/tool-stubs';
 
@@ -20,7 +21,10 @@ async function runTool(request: RunToolRequest): Promise<ToolOutcome> {
 const h = useAgentHarness({ runTool });
 
 const env = () => clientEnvOf(h());
-const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, env());
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
 let models = 0;
@@ -47,7 +51,7 @@ describe('npm run client -- cancel', () => {
     await sendMessage(session, 'place the order');
     await dispatchedCall('toolu_cancel_post');
 
-    const result = await cli('cancel', session.workflowId, '--json');
+    const result = await cliProcess('cancel', session.workflowId, '--json');
     expect(result.code, result.stderr).toBe(0);
     expect(json(result.stdout)).toEqual({
       workflowId: session.workflowId,
@@ -108,7 +112,7 @@ describe('npm run client -- retry-policy', () => {
     const sent = await sendMessage(session, 'hello');
     await h().llm.waitForRequests(1, { model }, 45_000);
 
-    const result = await cli('retry-policy', session.workflowId, 'off');
+    const result = await cliProcess('retry-policy', session.workflowId, 'off');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim()).toBe(`retry policy of ${session.workflowId}: off (one attempt per LLM call)`);
 

@@ -11,6 +11,7 @@ import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { barrier } from './support/barrier';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { eventually } from './support/eventually';
 import { spawnEntry } from './support/spawn-cli';
 import { useTempDir } from './support/temp-dir';
@@ -41,7 +42,10 @@ beforeAll(async () => {
 const h = useAgentHarness(() => ({ runTool, env: { AGENT_PRICES_FILE: prices() } }));
 
 const env = () => clientEnvOf(h());
-const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, env());
 const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 const start = (model: string, options: Omit<StartOptions, 'model'> = {}) =>
   startSession(h().client, h().env, { model: `anthropic:${model}`, ...options });
@@ -93,7 +97,7 @@ describe('npm run client -- end', () => {
     const session = await start(model);
     expect(await sendAndWait(session, 'hello')).toMatchObject({ status: 'completed' });
 
-    const ended = await cli('end', session.workflowId);
+    const ended = await cliProcess('end', session.workflowId);
     expect(ended.code, ended.stderr).toBe(0);
     expect(ended.stdout.trim().split('\n')).toEqual([`session ${session.workflowId} ended: 1 turn, 1 step, $0.1000`]);
     expect((await session.describe()).status.name).toBe('COMPLETED');
@@ -157,7 +161,7 @@ describe('npm run client -- show', () => {
 
   it('shows a running session in aligned lines: status, turn and step, model, the settings that differ from the defaults, spend against budget, and the call waiting for approval', async () => {
     const { id, model } = await waitingForApproval();
-    const shown = await cli('show', id);
+    const shown = await cliProcess('show', id);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout.trimEnd().split('\n')).toEqual([
       `session   ${id}`,

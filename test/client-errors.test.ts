@@ -4,6 +4,7 @@ import { explainError } from '../client/errors';
 import { endSession, startSession } from '../client/sessions';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry, type CliResult } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { spawnEntry } from './support/spawn-cli';
 
 const h = useAgentHarness();
@@ -16,7 +17,10 @@ beforeAll(async () => {
 });
 
 const env = () => clientEnvOf(h());
+/** The CLI's process, as a user starts it: for the cases that are about the process (exit code, stack trace, help, waiting). */
 const cli = (args: string[], extra: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...env(), ...extra });
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, a millisecond each. */
+const inProcess = (args: string[], extra: Record<string, string> = {}) => runInProcess(args, { ...env(), ...extra });
 
 /** One line on stderr, nothing on stdout, no stack trace. */
 function expectOneLine(result: CliResult, code: number, message: string | RegExp): void {
@@ -43,7 +47,7 @@ const withUnknownId: [string, string[]][] = [
 
 describe('client errors: one clear line, a non-zero exit code, no stack trace', () => {
   it.each(withUnknownId)('%s names an unknown session id', async (_name, args) => {
-    expectOneLine(await cli(args), 1, `client: no session "${UNKNOWN}" in namespace "default"`);
+    expectOneLine(await inProcess(args), 1, `client: no session "${UNKNOWN}" in namespace "default"`);
   });
 
   it.each([
@@ -53,12 +57,18 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
     ['approve', ['approve', '<closed>', 'toolu_1']],
     ['deny', ['deny', '<closed>', 'toolu_1', '--reason', 'no']],
   ])('%s says that the session has ended', async (_name, args) => {
-    const result = await cli(args.map((a) => (a === '<closed>' ? closedId : a)));
+    const result = await inProcess(args.map((a) => (a === '<closed>' ? closedId : a)));
     expectOneLine(result, 1, `client: session ${closedId} has ended: it takes no more messages, decisions or policy changes`);
   });
 
+  it('the CLI process says so in one line with exit code 1, and exit code 2 for a mistake in the command line', async () => {
+    expectOneLine(await cli(['send', UNKNOWN, 'hi']), 1, `client: no session "${UNKNOWN}" in namespace "default"`);
+    expectOneLine(await cli(['send', closedId, 'hi']), 1, `client: session ${closedId} has ended: it takes no more messages, decisions or policy changes`);
+    expectOneLine(await cli(['frobnicate'], { TEMPORAL_ADDRESS: 'localhost:1' }), 2, /^client: unknown command "frobnicate" /);
+  });
+
   it('still reads the log of an ended session', async () => {
-    const result = await cli(['log', closedId, '--json']);
+    const result = await inProcess(['log', closedId, '--json']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([]);
   });
@@ -67,19 +77,20 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
     ['start', ['start', '--model', 'mistral:large']],
     ['run', ['run', '--prompt', 'hi', '--model', 'anthropic']],
   ])('%s refuses a bad model string with exit code 2 before contacting the server', async (_name, args) => {
-    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 2, /^client: bad --model ".*": model must be "provider:model" with provider one of anthropic, openai, google/);
+    expectOneLine(await inProcess(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 2, /^client: bad --model ".*": model must be "provider:model" with provider one of anthropic, openai, google/);
   });
 
   it('refuses a bad AGENT_MODEL, naming the variable', async () => {
-    expectOneLine(await cli(['start'], { AGENT_MODEL: 'gpt-4o' }), 2, /^client: AGENT_MODEL: model must be "provider:model"/);
+    expectOneLine(await inProcess(['start'], { AGENT_MODEL: 'gpt-4o' }), 2, /^client: AGENT_MODEL: model must be "provider:model"/);
   });
 
-  it.each([['start'], ['list'], ['log', 'session-x'], ['send', 'session-x', 'hi']])('%s says in one line that the server cannot be reached', async (...args) => {
+  // Through the process, all four at once: each waits out the connect timeout (5 s), idle.
+  it.concurrent.each([['start'], ['list'], ['log', 'session-x'], ['send', 'session-x', 'hi']])('%s says in one line that the server cannot be reached', async (...args) => {
     expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 1, /^client: cannot reach the Temporal server at localhost:1 \(TEMPORAL_ADDRESS\): /);
   });
 
   it.each([
-    [['frobnicate'], /^client: unknown command "frobnicate" \(commands: start, send, run, watch, log, history, fork, cancel, end, tools, refresh-tools, retry-policy, budget, approve, deny, list, show, agents; try --help\)$/],
+    [['frobnicate'], /^client: unknown command "frobnicate" \(commands: start, send, run, watch, log, history, fork, cancel, end, tools, refresh-tools, retry-policy, budget, approve, deny, list, show, agents, serve, keys; try --help\)$/],
     [['send', 'session-x', 'hi', '--wiat'], /^client: send: Unknown option '--wiat' \(usage: send <id> TEXT \[--output-schema FILE\] \[--wait\] \[--json\]\)$/],
     [['send', 'session-x'], /^client: send needs TEXT \(usage: send <id> TEXT/],
     [['send', 'session-x', 'two', 'words'], /^client: send: unexpected argument "words" .*quote a message with spaces/],
@@ -88,7 +99,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
     [['fork', 'session-x', '--at', '-1'], /^client: fork: Option '--at' argument is ambiguous \(usage: fork <id> \[--at EVENT\]/],
     [['fork', 'session-x', '--at=-1'], /^client: --at must be a whole number from 0 to \d+, got "-1"$/],
   ])('%j is a command-line mistake: exit code 2', async (args, message) => {
-    expectOneLine(await cli(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 2, message);
+    expectOneLine(await inProcess(args, { TEMPORAL_ADDRESS: 'localhost:1' }), 2, message);
   });
 
   it('prints the stack trace with --verbose', async () => {
@@ -105,7 +116,7 @@ describe('client errors: one clear line, a non-zero exit code, no stack trace', 
     for (const command of ['start', 'send', 'run', 'watch', 'log', 'history', 'fork', 'cancel', 'retry-policy', 'approve', 'deny', 'list']) {
       expect(usage.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
-    const send = await cli(['send', '--help']);
+    const send = await inProcess(['send', '--help']);
     expect(send.code).toBe(0);
     expect(send.stdout).toMatch(/^usage: npm run client -- send <id> TEXT \[--output-schema FILE\] \[--wait\] \[--json\]\n\nSends a user message/);
   });

@@ -4,13 +4,17 @@ import { endSession, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { eventually } from './support/eventually';
 
 /** Its own harness, so its task queue holds only the sessions this file starts: `list` shows a queue's sessions. */
 const h = useAgentHarness();
 
 const env = () => clientEnvOf(h());
-const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The CLI's process, as a user starts it: for the first command line here, so the process around it stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, env());
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 
 describe('npm run client -- list', () => {
@@ -57,7 +61,7 @@ describe('npm run client -- list', () => {
     }
     expect(await listed([], '--status', 'running')).toEqual([]);
 
-    const table = await cli('list');
+    const table = await cliProcess('list');
     expect(table.stdout.split('\n')[0]).toMatch(/^SESSION\s+STATUS\s+MODEL\s+STEPS\s+COST\s+STARTED$/);
     // An unpriced model: its cost is unknown, shown as -.
     expect(table.stdout).toMatch(new RegExp(`${idle.workflowId}\\s+idle\\s+anthropic:echo-${tag}\\s+1\\s+-\\s+\\d{4}-`));

@@ -11,11 +11,15 @@ import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { useTempDir } from './support/temp-dir';
 
 const h = useAgentHarness();
 const dir = useTempDir('client-log-chain-');
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
 const handle = (id: string, runId?: string) => h().client.workflow.getHandle<typeof agentSession>(id, runId);
 
 const TURNS = 8;
@@ -50,7 +54,7 @@ describe('a session log spread over several runs', () => {
     expect(state.firstSeq).toBeGreaterThan(0);
     expect(state.continuedFromRunId).toBeDefined();
 
-    const result = await cli('log', workflowId, '--json');
+    const result = await cliProcess('log', workflowId, '--json');
     expect(result.code, result.stderr).toBe(0);
     const events = JSON.parse(result.stdout) as SessionEvent[];
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));

@@ -2,12 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { startOtlpEndpoint } from './support/otlp-endpoint';
 
 const h = useAgentHarness();
 
 const clientEnv = () => clientEnvOf(h());
+/** `run` in the CLI's process, as a user starts it: each provider's session, the traced one and the unreachable server. */
 const run = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', ['run', ...args], { ...clientEnv(), ...env });
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const runHere = (args: string[], env: Record<string, string> = {}) => runInProcess(['run', ...args], { ...clientEnv(), ...env });
 
 describe('npm run client -- run', () => {
   it.each(['anthropic', 'openai', 'google'])(
@@ -62,8 +66,8 @@ describe('npm run client -- run', () => {
 
   it('refuses an id that a running session already has, in one line, and leaves that session alone', async () => {
     const model = `echo-taken-${Date.now()}`;
-    const first = JSON.parse((await run(['--prompt', 'first', '--model', `openai:${model}`, '--json', '--keep'])).stdout);
-    const again = await run(['--prompt', 'second', '--model', `openai:${model}`, '--id', first.workflowId, '--json']);
+    const first = JSON.parse((await runHere(['--prompt', 'first', '--model', `openai:${model}`, '--json', '--keep'])).stdout);
+    const again = await runHere(['--prompt', 'second', '--model', `openai:${model}`, '--id', first.workflowId, '--json']);
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe(`client: a session with id "${first.workflowId}" already exists; pick another --id`);
     const handle = h().client.workflow.getHandle(first.workflowId);
@@ -74,7 +78,7 @@ describe('npm run client -- run', () => {
   it('reports a failed turn as status failed with its type, and still exits 0', async () => {
     const model = `skeleton-auth-${Date.now()}`;
     h().llm.script(model, { kind: 'status', status: 401 });
-    const result = await run(['--prompt', 'hi', '--model', `anthropic:${model}`, '--json']);
+    const result = await runHere(['--prompt', 'hi', '--model', `anthropic:${model}`, '--json']);
     expect(result.code).toBe(0);
     const out = JSON.parse(result.stdout);
     expect(out.status).toBe('failed');
@@ -84,7 +88,7 @@ describe('npm run client -- run', () => {
 
   it('keeps the session open with --keep', async () => {
     const model = `echo-keep-${Date.now()}`;
-    const result = await run(['--prompt', 'hold on', '--model', `openai:${model}`, '--json', '--keep']);
+    const result = await runHere(['--prompt', 'hold on', '--model', `openai:${model}`, '--json', '--keep']);
     const out = JSON.parse(result.stdout);
     expect(out.messages.at(-1)).toMatchObject({ role: 'assistant', text: expect.stringContaining('hold on') });
     const handle = h().client.workflow.getHandle(out.workflowId);
@@ -94,14 +98,14 @@ describe('npm run client -- run', () => {
 
   it('prints the conversation and the UI link without --json', async () => {
     const model = `echo-human-${Date.now()}`;
-    const result = await run(['--prompt', 'hello there', '--model', `anthropic:${model}`], { TEMPORAL_UI_URL: 'http://ui.example:8233' });
+    const result = await runHere(['--prompt', 'hello there', '--model', `anthropic:${model}`], { TEMPORAL_UI_URL: 'http://ui.example:8233' });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('you: hello there');
     expect(result.stdout).toMatch(/UI http:\/\/ui\.example:8233\/namespaces\/default\/workflows\/session-[^/]+\/[^/]+\/history/);
   });
 
   it('refuses a bad model string with one line and a non-zero exit, before contacting anything', async () => {
-    const result = await run(['--prompt', 'hi', '--model', 'mistral:large', '--json'], { TEMPORAL_ADDRESS: 'localhost:1' });
+    const result = await runHere(['--prompt', 'hi', '--model', 'mistral:large', '--json'], { TEMPORAL_ADDRESS: 'localhost:1' });
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);

@@ -10,13 +10,17 @@ import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 
 const h = useAgentHarness();
 const dir = useTempDir('client-session-');
 
 const UI = 'http://ui.example:8233';
 const env = () => ({ ...clientEnvOf(h()), TEMPORAL_UI_URL: UI });
-const cli = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, env());
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, env());
 const json = <T = Record<string, unknown>>(stdout: string) => JSON.parse(stdout) as T;
 const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 
@@ -25,7 +29,7 @@ const newModel = (name: string) => `session-${name}-${++models}-${Date.now()}`;
 
 describe('npm run client -- start', () => {
   it('creates a session that waits for messages, and prints its id and its Temporal UI link', async () => {
-    const result = await cli('start', '--model', `anthropic:echo-${newModel('start')}`);
+    const result = await cliProcess('start', '--model', `anthropic:echo-${newModel('start')}`);
     expect(result.code, result.stderr).toBe(0);
     const id = /^session (session-\S+)$/m.exec(result.stdout)?.[1] ?? '';
     expect(result.stdout).toMatch(new RegExp(`^UI ${UI}/namespaces/default/workflows/${id}/[0-9a-f-]+/history$`, 'm'));
@@ -105,7 +109,7 @@ describe('npm run client -- send', () => {
       { kind: 'text', text: 'It is 42.' },
     );
     const session = await startSession(h().client, h().env, { model: `anthropic:${model}` });
-    const result = await cli('send', session.workflowId, 'what is 6*7?', '--wait');
+    const result = await cliProcess('send', session.workflowId, 'what is 6*7?', '--wait');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n')).toEqual([
       'turn 1 · you: what is 6*7?',

@@ -5,17 +5,27 @@ import { parseClientEnv } from '../client/config';
 import { SESSION_FLAGS, sessionOptionsFrom } from '../client/commands/session-options';
 import { SessionInputSchema } from '../contracts/api';
 import { COMPACT_AT, SESSION_LIMITS } from '../contracts/session-settings';
-import { runEntry } from './support/cli';
+import { runEntry, type CliResult } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 
 // Nothing listens here: a command that got as far as the server would fail with exit 1
 // and "cannot reach the Temporal server", so exit 2 proves the refusal came first.
 const NO_SERVER = { TEMPORAL_ADDRESS: 'localhost:1' };
+/** The CLI's process, as a user starts it: for a few cases of each kind. */
 const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...NO_SERVER, ...env });
+/** The same command line in this process: the rest, at a millisecond each rather than a process start. */
+const inProcess = (args: string[], env: Record<string, string> = {}) => runInProcess(args, { ...NO_SERVER, ...env });
+
+function expectRefusal(result: CliResult, line: string): void {
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr.trim().split('\n')).toEqual([line]);
+}
 
 const MISSING = path.join(import.meta.dirname, 'no-such-dir', 'system.txt');
 
 describe('a bad session setting on start and run', () => {
-  it.each([
+  const badFlags: [string[], string][] = [
     [['--max-steps', '0'], 'client: --max-steps must be a whole number from 1 to 500, got "0"'],
     [['--max-tokens', '1e9'], 'client: --max-tokens must be a whole number from 1 to 200000, got "1e9"'],
     [['--tools', 'calculator,abacus'], 'client: --tools: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
@@ -36,13 +46,16 @@ describe('a bad session setting on start and run', () => {
     [['--clear-tool-results-after', '0'], 'client: --clear-tool-results-after must be a whole number from 1 to 10000, got "0"'],
     [['--retry-policy', '{"maxRetries":99}'], 'client: --retry-policy: invalid retry policy: maxRetries: maxRetries must be at most 10'],
     [['--system', 'x', '--system-file', import.meta.filename], 'client: --system and --system-file both set system; give one of them'],
-  ])('%j is refused in one line naming the flag and what it accepts, exit code 2, before contacting the server', async (flags, line) => {
-    for (const command of [['start'], ['run', '--prompt', 'hi']]) {
-      const result = await cli([...command, ...flags, '--json']);
-      expect(result.code, result.stderr).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr.trim().split('\n')).toEqual([line]);
-    }
+  ];
+  const commands = [['start'], ['run', '--prompt', 'hi']];
+
+  it.each(badFlags)('%j is refused in one line naming the flag and what it accepts, exit code 2, before contacting the server', async (flags, line) => {
+    for (const command of commands) expectRefusal(await inProcess([...command, ...flags, '--json']), line);
+  });
+
+  it('the CLI process refuses a bad flag of start and of run the same way', async () => {
+    const [flags, line] = badFlags[0] ?? [[], ''];
+    for (const command of commands) expectRefusal(await cli([...command, ...flags, '--json']), line);
   });
 
   it.each([
@@ -51,9 +64,7 @@ describe('a bad session setting on start and run', () => {
     ['AGENT_TOOLS', 'calculator,abacus', 'client: AGENT_TOOLS: unknown tool "abacus" (tools: calculator, http_request, read_file, write_file)'],
     ['AGENT_TOOLS', 'read_file,read_file', 'client: AGENT_TOOLS: gives read_file twice'],
   ])('a bad %s=%s is refused in one line naming the variable, exit code 2', async (name, value, line) => {
-    const result = await cli(['run', '--prompt', 'hi'], { [name]: value });
-    expect(result.code, result.stderr).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([line]);
+    expectRefusal(await inProcess(['run', '--prompt', 'hi'], { [name]: value }), line);
   });
 });
 
@@ -78,8 +89,12 @@ describe('a bad client environment', () => {
 });
 
 describe('--help of start and run', () => {
-  it.each(['start', 'run'])('%s --help lists every session flag with its default', async (command) => {
-    const result = await cli([command, '--help']);
+  // start's through the CLI's process (which reads the build's command manifest when there is one), run's in this one.
+  it.each([
+    ['start', cli],
+    ['run', inProcess],
+  ])('%s --help lists every session flag with its default', async (command, runner) => {
+    const result = await runner([command, '--help']);
     expect(result.code).toBe(0);
     for (const flag of Object.values(SESSION_FLAGS)) {
       const at = result.stdout.indexOf(`\n  ${flag.usage}\n      `);

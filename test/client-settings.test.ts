@@ -9,12 +9,17 @@ import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 
 const workspace = useTempDir('client-settings-');
 const slowTarget = useSlowTarget();
 const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace(), AGENT_HTTP_ALLOWLIST: slowTarget.host } }));
 
-const cli = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...clientEnvOf(h()), ...env });
+/** The CLI's process, as a user starts it: for the first command line here, so the process around it stays proven. */
+const cliProcess = (args: string[], env: Record<string, string> = {}) => runEntry('client/main.ts', args, { ...clientEnvOf(h()), ...env });
+
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (args: string[], env: Record<string, string> = {}) => runInProcess(args, { ...clientEnvOf(h()), ...env });
 const runJson = async (args: string[], env: Record<string, string> = {}) => {
   const result = await cli(['run', '--json', ...args], env);
   expect(result.code, result.stderr).toBe(0);
@@ -57,7 +62,7 @@ describe('--max-steps', () => {
   it('says so in the human output, and shows the step against the limit while the turn runs', async () => {
     const model = newModel('human');
     h().llm.script(model, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '1+1' } }], delayMs: 1_500 });
-    const result = await cli(['run', '--prompt', 'loop', '--model', `anthropic:${model}`, '--max-steps', '1']);
+    const result = await cliProcess(['run', '--prompt', 'loop', '--model', `anthropic:${model}`, '--max-steps', '1']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/turn 1 · step 1\/1 · llm anthropic:\S+ · running/);
     expect(result.stdout).toMatch(/^turn completed at the step limit of 1 steps \(--max-steps\)$/m);

@@ -11,6 +11,7 @@ import { demoReply } from '../testing/scripted-llm/demo-model';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { useTempDir } from './support/temp-dir';
 
 /**
@@ -162,11 +163,14 @@ describe('what the demo model makes of a prompt', () => {
 describe("the README's tour, with no key and nothing scripted, on a real worker", () => {
   const workspace = useTempDir('demo-model-workspace-');
   const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace() } }));
-  const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+  /** The CLI's process, as a user starts it: for the first command line here, so the process around it stays proven. */
+  const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+  /** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+  const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
   const sessionId = (stdout: string) => /\/workflows\/(session-[^/\s]+)\//.exec(stdout)?.[1] ?? '';
 
   it('npm run client -- run --prompt "What is 6*7?" --model anthropic:claude-sonnet-4-5 completes with 42, through the calculator', async () => {
-    const result = await cli('run', '--prompt', 'What is 6*7?', '--model', 'anthropic:claude-sonnet-4-5');
+    const result = await cliProcess('run', '--prompt', 'What is 6*7?', '--model', 'anthropic:claude-sonnet-4-5');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('turn completed');
     expect(result.stdout).toContain('6*7 = 42.');

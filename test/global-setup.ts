@@ -10,7 +10,7 @@
  *
  * Set TEMPORAL_TEST_ADDRESS to run the tests against a server you already have.
  */
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { TestProject } from 'vitest/node';
 import { DEFAULT_DYNAMIC_CONFIG, dynamicConfigArgs, findFreePort } from '../harness/dev-server';
 import { temporalCliPath, temporalTestServerPath } from '../harness/temporal-binaries';
@@ -38,7 +38,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let address = process.env.TEMPORAL_TEST_ADDRESS;
   let uiUrl = '';
   if (address === undefined || address === '') {
-    const [port, uiPort] = await Promise.all([findFreePort(), findFreePort()]);
+    // Loaded only to start a server: the SDK's testing package takes half a second of a core
+    // to load, which every mutation trial (given a server's address) would pay for nothing.
+    const [{ TestWorkflowEnvironment }, port, uiPort] = await Promise.all([import('@temporalio/testing'), findFreePort(), findFreePort()]);
     env = await TestWorkflowEnvironment.createLocal({
       server: {
         executable: { type: 'existing-path', path: cliPath },

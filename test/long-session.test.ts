@@ -19,6 +19,7 @@ import type { agentSession } from '../workflows/session';
 import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { unpairedToolCalls } from './support/pairing';
 import { useTempDir } from './support/temp-dir';
 
@@ -31,7 +32,10 @@ const FILE_BYTES = 2 * 1024;
 
 const workspace = useTempDir('long-session-');
 const h = useAgentHarness(() => ({ env: { AGENT_WORKSPACE: workspace() } }));
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The CLI's process, as a user starts it: for the first command line here, so the process around it stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
 const handle = (id: string, runId?: string) => h().client.workflow.getHandle<typeof agentSession>(id, runId);
 
 const message = (turn: number) => `please read notes-${turn}.txt`;
@@ -87,7 +91,7 @@ beforeAll(async () => {
     const outcome = await sendAndWait(started, message(turn));
     if (outcome.status !== 'completed') throw new Error(`turn ${turn} ended ${outcome.status}: ${JSON.stringify(outcome.failure)}`);
   }
-  const printed = await cli('log', started.workflowId, '--json');
+  const printed = await cliProcess('log', started.workflowId, '--json');
   if (printed.code !== 0) throw new Error(`log --json failed: ${printed.stderr}`);
   session = {
     model,

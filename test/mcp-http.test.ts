@@ -6,6 +6,7 @@ import { cancelTurnUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { eventually } from './support/eventually';
 import { startFailingHttpServer, startHttpMcpServer, writeMcpConfig, type TestHttpMcpServer } from './support/mcp/servers';
 
@@ -43,7 +44,10 @@ const h = useAgentHarness(() => ({ env: { AGENT_MCP_CONFIG: configFile } }));
 
 let models = 0;
 const newModel = (name: string) => `mcp-http-${name}-${++models}-${Date.now()}`;
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The CLI's process, as a user starts it: for the first command line here, so the process around it stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
 
 function start(model: string, mcp: string[], extra: { continueAsNewAfterEvents?: number } = {}): Promise<SessionHandle> {
   return startSession(h().client, { AGENT_TASK_QUEUE: h().taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
@@ -85,7 +89,7 @@ describe('MCP tools over Streamable HTTP', () => {
     // The 529 and its retry both offered the list recorded at the start.
     expect(offeredMcp(model).slice(2)).toEqual([before, before]);
 
-    const refreshed = await cli('refresh-tools', session.workflowId);
+    const refreshed = await cliProcess('refresh-tools', session.workflowId);
     expect(refreshed.code, refreshed.stderr).toBe(0);
     expect(refreshed.stdout).toMatch(new RegExp(`mcp__remote__${tag}`));
     expect(await sendAndWait(session, 'turn three')).toMatchObject({ status: 'completed' });

@@ -9,6 +9,7 @@ import { cancelTurnUpdate, sendUpdate, stateQuery } from '../contracts/api';
 import type { SessionEvent } from '../contracts/session-log';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';
 import { EVERYTHING_SERVER, filesystemServer, writeMcpConfig } from './support/mcp/servers';
@@ -39,7 +40,10 @@ const h = useAgentHarness(() => ({ env: { AGENT_MCP_CONFIG: config } }));
 
 let models = 0;
 const newModel = (name: string) => `mcp-${name}-${++models}-${Date.now()}`;
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The CLI's process, as a user starts it: for the first command line here, so the process around it stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
 
 function start(model: string, mcp: string[], extra: Record<string, unknown> = {}): Promise<SessionHandle> {
   return startSession(h().client, { AGENT_TASK_QUEUE: h().taskQueue }, { model: `anthropic:${model}`, mcp, ...extra });
@@ -83,7 +87,7 @@ describe('MCP tools from real servers over stdio', () => {
     expect(await activitySummaries(session)).toEqual(['mcp tools of everything', `step 1 · llm anthropic:${model}`, 'step 1 · mcp everything/echo #toolu_echo', `step 2 · llm anthropic:${model}`]);
 
     // `log` shows the listing and the call like a built-in one.
-    const log = await cli('log', session.workflowId);
+    const log = await cliProcess('log', session.workflowId);
     expect(log.code, log.stderr).toBe(0);
     expect(log.stdout).toMatch(/turn 1 · MCP tools listed: \d+ from everything/);
     expect(log.stdout).toMatch(/→ mcp__everything__echo \{"message":"hello over MCP"\} #toolu_echo/);

@@ -6,6 +6,7 @@ import type { agentSession } from '../workflows/session';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { eventually } from './support/eventually';
 
 const TAG = Date.now();
@@ -20,7 +21,10 @@ beforeAll(async () => {
 });
 const h = useAgentHarness(() => ({ env: { AGENT_PRICES_FILE: prices() } }));
 
-const cli = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The CLI's process, as a user starts it: for a few command lines, so the process around them stays proven. */
+const cliProcess = (...args: string[]) => runEntry('client/main.ts', args, clientEnvOf(h()));
+/** The same command line in this process (client/command-line.ts, as the CLI runs it): the rest, without a process start each. */
+const cli = (...args: string[]) => runInProcess(args, clientEnvOf(h()));
 const handle = (id: string) => h().client.workflow.getHandle<typeof agentSession>(id);
 const nameOf = (model: string) => model.slice(model.indexOf(':') + 1);
 
@@ -65,7 +69,7 @@ describe('spend per session', () => {
       return row?.costUsd === null ? undefined : row;
     });
     expect(listed.costUsd).toBeCloseTo(0.4, 10);
-    const table = await cli('list');
+    const table = await cliProcess('list');
     expect(table.stdout).toMatch(/^ *SESSION +STATUS +MODEL +STEPS +COST +STARTED$/m);
     expect(table.stdout).toMatch(new RegExp(`^${out.workflowId} +idle +${PRICED} +2 +\\$0\\.4000 `, 'm'));
     await handle(out.workflowId).terminate('test cleanup');
