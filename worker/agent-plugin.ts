@@ -12,6 +12,7 @@ import { clientDataConverter, FAILURE_CONVERTER_PATH, workerDataConverter } from
 import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../tracing/tracing-worker';
 import { parseAgentPluginOptions, priceTableOf, type AgentPluginOptions, type AgentPluginSettings } from './agent-plugin-options';
 import { WORKFLOWS_PATH } from './workflows-path';
+import { liveSessionSinks } from './live-stream-sinks';
 
 export { type AgentPluginOptions } from './agent-plugin-options';
 
@@ -35,7 +36,7 @@ const HEARTBEAT_THROTTLE = '2 seconds';
  * The agent on a Temporal worker and client of one's own (docs/plugin.md), built on
  * `@temporalio/plugin`. On `Worker.create` it adds the LLM, tool and MCP activities, the
  * session workflow (the worker's `workflowsPath` when it has none), the sink that mirrors
- * each session's log into the worker, the data converter when `encryption` is given and
+ * each session's log into the worker (and, with `liveStream`, onto the live stream), the data converter when `encryption` is given and
  * the tracing interceptors when `tracing` is; on a `Client` the converter and the client
  * interceptor; on `Worker.runReplayHistory` and `bundleWorkflowCode` what replaying and
  * bundling the session workflow need. The options are checked here, once, so a bad one
@@ -85,7 +86,7 @@ export class AgentPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin {
     return this.#base.configureWorker({
       ...options,
       ...withSessionWorkflow(options),
-      sinks: { ...options.sinks, ...sessionLogSinks(this.#logCache), ...tracing?.sinks },
+      sinks: { ...options.sinks, ...liveSessionSinks(sessionLogSinks(this.#logCache), this.#settings.liveStream), ...tracing?.sinks },
       interceptors: tracing ? withInterceptors(options.interceptors, tracing.interceptors ?? {}, options.workflowBundle === undefined) : options.interceptors,
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? HEARTBEAT_THROTTLE,
       defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? HEARTBEAT_THROTTLE,
@@ -140,6 +141,7 @@ function agentActivities(settings: AgentPluginSettings, logCache: SessionLogCach
       logCache,
       prices: priceTableOf(settings.prices),
       traceContent,
+      ...(settings.liveStream ? { live: settings.liveStream } : {}),
       ...(internals.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: internals.heartbeatIntervalMs }),
     },
     tools: { workspaceDir: settings.workspace, httpAllowlist: settings.httpAllowlist, maxResponseBytes: settings.httpMaxResponseBytes },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError, parseEnv } from '../config/config-error';
 import { TaskQueueEnvSchema } from '../config/task-queue';
+import { LiveStreamEnvSchema } from '../config/live-stream';
 import { compileHttpAllowlist, HTTP_ALLOWLIST_ENV, parseHttpAllowlist } from '../activities/tools/http-allowlist';
 import { MAX_CONTENT_BYTES } from '../activities/tools/tool-activities';
 
@@ -92,6 +93,8 @@ export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   /** Worker Versioning: the Worker Deployment this worker is a version of, and its build id. Both or neither. */
   AGENT_DEPLOYMENT_NAME: z.string().min(1).optional(),
   AGENT_BUILD_ID: z.string().min(1).optional(),
+  /** The live stream to the gateway (AGENT_LIVE_STREAM, AGENT_LIVE_STREAM_SOCKET): config/live-stream.ts. */
+  ...LiveStreamEnvSchema.shape,
 });
 export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 

@@ -8,6 +8,7 @@ import type { Tracing } from '../tracing/tracing-provider';
 import type { EncryptionKey } from '../encryption/encryption-key';
 import type { AgentDefinition } from '../contracts/agents/agent-definition';
 import type { CustomTool } from '../contracts/tools/custom-tool';
+import type { LiveStreamPublisher } from '../contracts/live-stream';
 import { AgentPlugin, type AgentPluginOptions } from './agent-plugin';
 
 export { WORKFLOWS_PATH } from './workflows-path';
@@ -45,6 +46,8 @@ export interface AgentWorkerOptions extends WorkerFiles {
   agents?: readonly AgentDefinition[];
   /** The tools of one's own (`defineTool`) sessions may be offered by name (docs/tools.md#your-own-tools). */
   tools?: readonly CustomTool[];
+  /** Where the sessions' live text, log and status go (docs/live-stream.md); the caller closes it. Absent: nowhere. */
+  liveStream?: LiveStreamPublisher;
 }
 
 /** The worker's copy of its sessions' logs, sized by `AGENT_LOG_CACHE_MB`. */
@@ -123,5 +126,6 @@ function pluginOptionsOf(options: AgentWorkerOptions): AgentPluginOptions {
     ...(options.tracing ? { tracing: options.tracing } : {}),
     ...(options.tools ? { tools: [...options.tools] } : {}),
     ...(options.agents ? { agents: [...options.agents] } : {}),
+    ...(options.liveStream ? { liveStream: options.liveStream } : {}),
   };
 }

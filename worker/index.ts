@@ -13,3 +13,6 @@ export { createAgentWorker, type AgentWorkerOptions } from './create-worker';
 export { parseWorkerEnv, WorkerEnvSchema, type WorkerEnv } from './config';
 // What createAgentWorker is given of the files the environment names, read once by the program's main.
 export { readWorkerFiles, type WorkerFiles } from './config-files';
+// What the plugin's `liveStream` option takes: AGENT_LIVE_STREAM* read, then the publisher made (docs/live-stream.md).
+export { parseLiveStreamEnv, type LiveStreamConfig } from '../config/live-stream';
+export { createLiveStreamPublisher } from '../streaming';

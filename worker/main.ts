@@ -6,6 +6,8 @@ import { connectWorkerConnection } from '../connection/connect-worker';
 import { ConnectionFailedError } from '../connection/errors';
 import { ConfigError, readAllSettings } from '../config/config-error';
 import { parseWorkerEnv, type WorkerEnv } from './config';
+import { liveStreamConfigOf } from '../config/live-stream';
+import { createLiveStreamPublisher } from '../streaming';
 import { readWorkerFiles } from './config-files';
 import { createAgentWorker } from './create-worker';
 import { encryptionKeyFromEnv } from '../encryption/data-converter';
@@ -32,6 +34,8 @@ async function main(): Promise<void> {
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
   const connection = await connectWorkerConnection(temporal);
   const dispatcher = new Agent();
+  // The live stream to the gateway: it connects behind, and drops what it cannot send (docs/live-stream.md).
+  const liveStream = createLiveStreamPublisher(liveStreamConfigOf(env, { namespace: temporal.namespace, taskQueue: env.AGENT_TASK_QUEUE }), { log: (line) => console.log(`worker: ${line}`) });
   const shutdown = armShutdownDeadline(env.AGENT_SHUTDOWN_GRACE_MS, (line) => console.log(line));
   try {
     const registered = await checkNamespace({
@@ -41,7 +45,7 @@ async function main(): Promise<void> {
       register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
-    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, ...files, ...(encryption ? { encryption } : {}), ...(tracing ? { tracing } : {}) });
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, liveStream, ...files, ...(encryption ? { encryption } : {}), ...(tracing ? { tracing } : {}) });
     if (tracing) console.log(`worker: traces exported over OTLP/HTTP to ${new URL(tracing.config.endpoint).host} (${tracing.config.protocol})`);
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
       console.log(`worker: stopped (${firstLine(error)})`);
     });
   } finally {
+    await liveStream.close();
     await dispatcher.close();
     await connection.close();
     // The last batch of spans leaves before the process does.

@@ -2,6 +2,7 @@ import { condition } from '@temporalio/workflow';
 import type { ApprovalDecision, PendingApproval } from '../contracts/api';
 import type { ToolCall } from '../contracts/messages';
 import type { ToolOutcome } from '../contracts/tools/tool-outcome';
+import { statusChanged } from './status-sink';
 
 /**
  * Side-effecting calls that wait for a human. The wait is a workflow condition with a
@@ -16,20 +17,29 @@ export class ApprovalGate {
   readonly #pending = new Map<string, PendingApproval>();
   readonly #decisions = new Map<string, ApprovalDecision>();
 
-  constructor(readonly timeoutMs: number) {}
+  /** `beforeWaiting`: called before a wait is told to the live stream (the session mirrors its log there first). */
+  constructor(
+    readonly timeoutMs: number,
+    private readonly beforeWaiting: () => void = () => undefined,
+  ) {}
 
   /** Resolves with the result to record instead of running the call, or undefined when it was approved. */
   async request(turn: number, step: number, call: ToolCall, summary = `step ${step} · approval ${call.name} #${call.id}`): Promise<ToolOutcome | undefined> {
     const key = JSON.stringify([turn, step, call.id]);
     this.#pending.set(key, { turn, step, callId: call.id, name: call.name, input: call.input, deadline: Date.now() + this.timeoutMs });
+    this.beforeWaiting();
+    const said = { turn, step, callId: call.id, toolName: call.name };
+    statusChanged({ kind: 'approval_waiting', ...said });
     try {
       const decided = await condition(() => this.#decisions.has(key), this.timeoutMs, { summary });
       const decision = this.#decisions.get(key);
       if (!decided || !decision) {
         // A decision arriving after the deadline is answered "not applied".
         this.#decisions.set(key, { callId: call.id, approved: false, reason: 'timed out' });
+        statusChanged({ kind: 'approval_decided', ...said, outcome: 'timed_out' });
         return { code: 'error', content: `The call was not run: no human approved it within ${this.timeoutMs / 1000} s.` };
       }
+      statusChanged({ kind: 'approval_decided', ...said, outcome: decision.approved ? 'approved' : 'denied' });
       if (decision.approved) return undefined;
       return { code: 'error', content: `The call was not run: a human denied it${decision.reason ? `: ${decision.reason}` : '.'}` };
     } finally {

@@ -13,6 +13,7 @@ import { repairOpenTail } from './repair';
 import { temporalRetryPolicyFor } from '../contracts/retry-policy';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { SessionState } from './session-state';
+import { statusChanged } from './status-sink';
 import { callOf } from '../contracts/spend';
 import { ToolDispatch } from './tool-dispatch';
 import { TurnTraces } from './trace-spans';
@@ -60,8 +61,10 @@ export class Session {
     (call, options) => llm.callLlm.executeWithOptions({ ...options, retry: temporalRetryPolicyFor(call.retryPolicy, call.ladder?.attempts) }, [call]),
   );
   /**
-   * Mirrored in one sink call when an LLM call is scheduled, the only time the copy must be
-   * current, rather than one call (and one copy of workflowInfo) per event.
+   * Mirrored in one sink call when an LLM call is scheduled, the only time the LLM
+   * activity's copy must be current, and when something a live follower waits for is
+   * appended (MIRRORED_AT_ONCE), which the worker publishes on the live stream; not one
+   * call (and one copy of workflowInfo) per event.
    */
   readonly #unmirrored: SessionEvent[] = [];
   /** The input this run was started with, as the next run's is built from it. */
@@ -80,7 +83,8 @@ export class Session {
     // A copy: sink calls leave the workflow when its activation ends, and the log may have
     // grown by then.
     logMirror.opened(this.settings, [...this.log.events]);
-    this.approvals = new ApprovalGate(config.approvalTimeoutMs);
+    // What led to a call's wait is in the log a follower sees before the wait is said.
+    this.approvals = new ApprovalGate(config.approvalTimeoutMs, () => this.mirrorLog());
     this.budget = new BudgetGuard(config.continued?.budget ?? budgetOf(config), this.approvals, () => this.state.spend);
     this.customTools = new CustomSessionTools(config.customTools ?? [], () => this.log.events);
     this.mcpTools = new McpSessionTools(config.mcp ?? [], this.customTools, () => this.log.events, (event) => this.append(event));
@@ -95,7 +99,15 @@ export class Session {
     const call = callOf(appended);
     if (call) this.state.callMade(call);
     this.#unmirrored.push(appended);
+    if (MIRRORED_AT_ONCE.has(appended.type)) this.mirrorLog();
+    // Copies: sink calls leave the workflow when its activation ends, and the spend may have grown by then.
+    if (call) statusChanged({ kind: 'budget', turn: this.state.runningTurn ?? this.state.nextTurn - 1, step: this.state.step, spend: { ...this.state.spend }, budget: { ...this.budget.budget } });
     return appended;
+  }
+
+  /** The events appended since the last call, to the worker's copy (and its live stream). */
+  mirrorLog(): void {
+    logMirror.appended(this.#unmirrored.splice(0));
   }
 
   /**
@@ -103,7 +115,7 @@ export class Session {
    * activity summary; `reschedulable` as `LlmCallSchedules.call` says.
    */
   callLlm(summary: string, request: LlmCallRequest, activityId?: string, reschedulable = true): Promise<AssistantMessage> {
-    logMirror.appended(this.#unmirrored.splice(0));
+    this.mirrorLog();
     const { clearToolResultsAfter } = this.config;
     const call = { sessionId: this.workflowId, model: this.config.model, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...request };
     return this.llmCalls.call(summary, call, activityId, reschedulable);
@@ -125,6 +137,13 @@ export class Session {
     return { turns: state.turnsRun, stepsTaken: state.stepsTaken, endedBy, usage: state.usage, spend: state.spend };
   }
 }
+
+/**
+ * What a live follower waits for: the model's answer, a tool call starting and ending, a
+ * step's and a turn's end. The rest (a turn's and a step's start, tool lists) is followed
+ * in the same activation by one of these or by an LLM call, which mirror it too.
+ */
+const MIRRORED_AT_ONCE: ReadonlySet<SessionEvent['type']> = new Set(['assistant', 'tool/call', 'tool/result', 'step/end', 'turn/end', 'output/rejected', 'context/compacted']);
 
 /** What every LLM call of the session sends besides its conversation. */
 function llmSettingsOf(config: SessionConfig, workflowId: string, enabledTools: readonly BuiltinTool[]): LlmSettings {

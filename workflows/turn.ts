@@ -5,6 +5,7 @@ import type { FailureSummary } from '../contracts/session-log';
 import type { Session } from './session-run';
 import { publishStatus, type QueuedMessage } from './session-state';
 import { runStep } from './step';
+import { statusChanged } from './status-sink';
 import { outputSpecOf, TurnOutput } from './turn-output';
 import { currentTraceContext, inSpan } from './trace-spans';
 import { withTurnTimeout } from './turn-guards';
@@ -24,6 +25,7 @@ export async function runTurn(session: Session, message: QueuedMessage): Promise
   const outcome = await turnTraces.run(turn, () => withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runSteps(session, message, scope, stoppedBy)));
   state.turnEnded(outcome);
   publishStatus(state);
+  statusChanged({ kind: 'turn_idle', turn, step: state.step, status: outcome.status, spend: { ...state.spend }, budget: { ...session.budget.budget } });
 }
 
 /**

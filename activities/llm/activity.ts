@@ -5,6 +5,7 @@ import { logQuery } from '../../contracts/api';
 import { conversationOf } from '../../contracts/conversation';
 import { llmSettingsQuery, type LadderSoFar, type LlmActivities, type LlmCallInput, type LlmHeartbeat } from '../../contracts/llm-call';
 import type { AssistantMessage } from '../../contracts/messages';
+import type { LiveStreamPublisher } from '../../contracts/live-stream';
 import type { SessionEvent } from '../../contracts/session-log';
 import type { OutputSpec } from '../../contracts/structured-output';
 import { parseModelRef, type ProviderId } from '../../contracts/model-ref';
@@ -14,6 +15,7 @@ import { admitAfterLostAttempt, decideRetry, type RetryDecision } from './backof
 import { compactionAnswer, compactionMessages } from './compaction-request';
 import { LlmError, redactSecrets } from './llm-error';
 import { LlmAttemptSpan } from './llm-spans';
+import { LiveCall } from './live-call';
 import { PROVIDER_STREAMS, type StreamProgress } from './providers';
 import { BUILTIN_PRICE_TABLE, costOf, type PriceTable } from './price-table';
 import type { SessionLogCache } from './session-log-cache';
@@ -42,6 +44,8 @@ export interface LlmActivityDeps {
   prices?: PriceTable;
   /** `AGENT_TRACE_CONTENT=true`: the attempt's span also carries the messages sent and the answer. */
   traceContent?: boolean;
+  /** The live stream: the answer's text as it streams, the call's start and retries (live-call.ts). Absent: nothing is published. */
+  live?: LiveStreamPublisher;
 }
 
 /** The newest text kept in heartbeat details for `watch`: enough to follow, bounded in size. */
@@ -68,6 +72,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
       const attempt = (input.ladder?.attempts ?? 0) + ctx.info.attempt;
       const { provider, model } = parseModelRef(input.model);
       const span = new LlmAttemptSpan(input.model, attempt, deps.traceContent === true);
+      const live = LiveCall.of(deps.live, input, attempt);
       const prior = ctx.info.heartbeatDetails as Partial<LlmBookkeeping> | undefined;
       const now = serverClock(ctx, prior);
       const beat: LlmBookkeeping = { ...priorBookkeeping(ctx, input, prior), attempt, bytes: 0, toolCalls: 0, textTail: '', textChars: 0, ...(input.purpose === 'compact' ? { purpose: 'compact' } : {}) };
@@ -91,7 +96,10 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         beat.firstFailureAt ??= failedAt;
         beat.failedAttempt = ctx.info.attempt;
         const decision = decideRetry({ error, policy: input.retryPolicy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
-        if (decision.retry) beat.retryAt = failedAt + decision.delayMs;
+        if (decision.retry) {
+          beat.retryAt = failedAt + decision.delayMs;
+          live?.retrying(decision.delayMs, error.type);
+        }
         heartbeat();
         return decision;
       }
@@ -103,13 +111,17 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         await waitBeforeRequest(ctx, input, prior, beat, now(), random);
         const request = await readConversation(ctx, run, input, provider, deps.logCache);
         span.sending(request.messages);
+        live?.started();
         const message = await PROVIDER_STREAMS[provider]({ ...request, model }, {
           dispatcher: deps.dispatcher,
           baseUrl: deps.providers[provider].baseUrl,
           apiKey: deps.providers[provider].apiKey,
           signal: ctx.cancellationSignal,
           idleTimeoutMs: deps.streamIdleTimeoutMs,
-          onProgress: (p) => recordProgress(beat, p),
+          onProgress: (p) => {
+            recordProgress(beat, p);
+            live?.progressed(p);
+          },
         });
         const answer = priced(input, provider, message, deps.prices ?? BUILTIN_PRICE_TABLE);
         span.answered(answer);
