@@ -3,9 +3,10 @@
  * and against a floor workflow, side by side in one run, on a private dev server with the
  * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
  * code at CI scale; `--out FILE` writes the JSON there instead; `--only long-session` runs
- * that benchmark by itself; `--compare REV` compares the session workflow of a git revision
- * with the working tree's, turn by turn in one run, and `--compare REV --replay` its own CPU
- * by replaying the recorded histories under both, without a server.
+ * that benchmark by itself, `--only stream` the live stream's (bench/stream.ts); `--compare
+ * REV` compares the session workflow of a git revision with the working tree's, turn by turn
+ * in one run, and `--compare REV --replay` its own CPU by replaying the recorded histories
+ * under both, without a server.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -35,6 +36,8 @@ import { formatReplayComparison, measureReplayComparison } from './replay-compar
 import type { BenchResult } from './result';
 import { round } from './stats';
 import { checkTargets } from './targets';
+import { measureStream } from './stream';
+import { formatStream } from './stream-report';
 import { measureSaturation } from './throughput';
 import { measureCase, serverSweepCases, sweepCases, type SweepRow } from './worker-options';
 
@@ -70,6 +73,12 @@ async function main(): Promise<void> {
   // This run's logs only: the dev server's and the worker processes' output, for post-mortems.
   await mkdir(RESULTS_DIR, { recursive: true });
   await Promise.all(['temporal-dev-server.log', 'worker.log'].map((f) => writeFile(path.join(RESULTS_DIR, f), '')));
+  if (args.only === 'stream') {
+    // Its own dev server (with --metrics-port), worker processes and gateway: no bundles.
+    const stream = await measureStream(scale.stream, progress);
+    await reportOneMode(mode, 'live stream only', 'stream', { stream }, formatStream(stream));
+    return;
+  }
   const llm = await startScriptedLlm();
   progress('starting a dev server and bundling workflows (not measured)');
   const bundling = buildBundles();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { LongSessionSettings } from './long-session-result';
 import type { ReplayCompareSettings } from './replay-compare';
+import type { StreamSettings } from './stream-result';
 
 /**
  * How big each measurement is. `full` is what `npm run bench` runs (minutes) and what the
@@ -26,6 +27,8 @@ export interface BenchScale {
   longSession?: LongSessionSettings;
   /** `--compare REV --replay`: blocks of replays of the recorded histories under each bundle. */
   replayCompare: ReplayCompareSettings;
+  /** `--only stream`: following a session live (bench/stream.ts). */
+  stream: StreamSettings;
 }
 
 export const SCALES: Record<'full' | 'quick', BenchScale> = {
@@ -39,6 +42,8 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     // About 6 MiB of log: 300 turns reading 20 KiB each, under a 32 000-token window.
     longSession: { turns: 300, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 2_000 },
     replayCompare: { rounds: 8, replaysPerBlock: 40 },
+    // About 50 tokens a second, as a fast model streams: 4 s and 16 s of text.
+    stream: { pieces: 200, chunkSize: 4, pieceDelayMs: 20, viewers: [1, 10, 100], longPieces: 800, transports: ['embedded', 'nats'], hopFrames: 2_000 },
   },
   quick: {
     overhead: { steps: 6, runs: 3, warmupRuns: 1 },
@@ -49,6 +54,7 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     // Seconds: four runs and a few compactions, the same code as the full case.
     longSession: { turns: 24, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 200 },
     replayCompare: { rounds: 2, replaysPerBlock: 4 },
+    stream: { pieces: 10, chunkSize: 4, pieceDelayMs: 10, viewers: [1, 2], longPieces: 30, transports: ['embedded'], hopFrames: 50 },
   },
 };
 
@@ -64,8 +70,11 @@ export const BenchArgsSchema = z.strictObject({
   cpuProf: z.string().min(1).optional(),
   /** Where to write the JSON instead of bench/results/bench-<scale>-<date>.json. */
   out: z.string().min(1).optional(),
-  /** `--only long-session`: run that one benchmark of the scale, by itself (minutes instead of the whole run's tens). */
-  only: z.enum(['long-session']).optional(),
+  /**
+   * `--only long-session`: run that one benchmark of the scale, by itself (minutes instead of
+   * the whole run's tens); `--only stream`: the live stream's cost and latency (bench/stream.ts).
+   */
+  only: z.enum(['long-session', 'stream']).optional(),
   /**
    * `--compare REV`: only the per-step comparison of the session workflow at a git revision
    * with the working tree's, the floor beside them, interleaved turn by turn (bench/compare.ts).
@@ -89,7 +98,7 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --only long-session, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --no-sweep, --only long-session|stream, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
 /** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV [--replay [--histories DIR]]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
