@@ -122,7 +122,7 @@ const NO_DYNAMIC_WORKFLOWS = { selector: 'ImportExpression[source.value=/workflo
 const OUTSIDE_LAYERS = [
   {
     files: ['activities/**/*.ts'],
-    refuses: border(['worker', 'client'], "activities/ know nothing of the worker's or the client's process: they are given what they need (createActivities), and shared schemas come from contracts/ or config/."),
+    refuses: border(['worker', 'client', 'gateway'], "activities/ know nothing of the worker's or the client's process, nor of the gateway's: they are given what they need (createActivities), and shared schemas come from contracts/ or config/."),
   },
   {
     files: ['client/**/*.ts'],
@@ -130,11 +130,21 @@ const OUTSIDE_LAYERS = [
   },
   {
     files: ['worker/**/*.ts'],
-    refuses: border(['client'], 'The worker does not load the client: what both use lives in contracts/, config/, connection/, encryption/ or tracing/.'),
+    refuses: border(['client', 'gateway'], 'The worker does not load the client or the gateway: what both use lives in contracts/, config/, connection/, encryption/ or tracing/.'),
   },
   {
     files: ['config/**/*.ts', 'connection/**/*.ts', 'encryption/**/*.ts', 'tracing/**/*.ts'],
-    refuses: border(['worker', 'client', 'activities'], 'config/, connection/, encryption/ and tracing/ are loaded by the worker and the client alike: they import neither of them, nor activities/.'),
+    refuses: border(['worker', 'client', 'activities', 'gateway'], 'config/, connection/, encryption/ and tracing/ are loaded by the worker and the client alike: they import neither of them, nor activities/ or gateway/.'),
+  },
+  {
+    // The gateway is a client process (client/, contracts/, config/, connection/, tracing/, streaming/); workflows/ for types only.
+    files: ['gateway/**/*.ts'],
+    refuses: border(['worker', 'activities'], 'The gateway reaches the worker through Temporal and the live stream only: it builds on client/, and what it shares lives in contracts/, config/ or streaming/.'),
+  },
+  {
+    // The live stream's transports, loaded by the worker and the gateway alike (docs/live-stream.md).
+    files: ['streaming/**/*.ts'],
+    refuses: border(['worker', 'client', 'gateway', 'activities'], 'streaming/ is loaded by the worker and the gateway alike: it imports neither of them, nor client/ or activities/; what it shares lives in contracts/ or config/.'),
   },
 ];
 
@@ -163,6 +173,16 @@ export default defineConfig(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: {
       globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
+  {
+    // The chat page's module scripts (gateway/page/), which run in the browser, not in Node.
+    files: ['gateway/page/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'history', 'sessionStorage', 'fetch', 'AbortController', 'setTimeout', 'CSS', 'URLSearchParams', 'TextDecoderStream'].map((name) => [name, 'readonly']),
+      ),
     },
   },
   {

@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.join(import.meta.dirname, '..');
 /** What tsconfig.build.json compiles: a change in any of these makes dist/ stale. */
-const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'tracing', 'worker', 'workflows', 'activities', 'testing'];
+const SOURCE_DIRS = ['client', 'config', 'connection', 'contracts', 'encryption', 'tracing', 'worker', 'workflows', 'activities', 'testing', 'streaming', 'gateway'];
 /** The package's root entry (index.ts), compiled with them. */
 const SOURCE_FILES = ['index.ts'];
 /** Written by scripts/build.ts when everything else is in place. */
@@ -65,7 +65,8 @@ function newestTs(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestTs(full));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+    // An `assets/` folder's files (the chat page's) are copied into dist/ as they are.
+    else if (entry.name.endsWith('.ts') || path.basename(dir) === 'assets') newest = Math.max(newest, statSync(full).mtimeMs);
   }
   return newest;
 }

@@ -10,7 +10,7 @@
  * launchers (bin/) run the compiled code only when that stamp is newer than every source.
  */
 import { existsSync, statSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { cp, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +19,8 @@ import { PROJECT_ROOT } from '../harness/temporal-binaries';
 
 export const DIST_DIR = path.join(PROJECT_ROOT, 'dist');
 const CONFIG = path.join(PROJECT_ROOT, 'tsconfig.build.json');
+/** Files the compiled code reads beside itself, copied as they are: the chat page's (gateway/page/routes.ts). */
+const ASSET_DIRS = ['gateway/page/assets'];
 
 /**
  * The launcher's stamp and freshness check, loaded when first needed: `npm run build` runs
@@ -45,6 +47,7 @@ export async function build(): Promise<void> {
       throw new Error(ts.formatDiagnostics(diagnostics, host));
     }
     await writeCommandManifest(outDir);
+    for (const dir of ASSET_DIRS) await cp(path.join(PROJECT_ROOT, dir), path.join(outDir, dir), { recursive: true });
     await writeFile(path.join(outDir, path.basename(STAMP)), `${new Date().toISOString()}\n`);
     const old = `${DIST_DIR}.old-${process.pid}-${Date.now()}`;
     if (existsSync(DIST_DIR)) await rename(DIST_DIR, old);

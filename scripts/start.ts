@@ -1,13 +1,17 @@
 /**
  * `npm start`: the whole thing on this machine, on the embedded defaults. Installs the
  * Temporal binaries if needed, starts the dev server (unless TEMPORAL_ADDRESS answers),
- * the scripted LLM (unless a provider key is set) and a worker, then runs a demo session
- * that shows a retry and a tool call, and keeps the UI up until Ctrl-C.
+ * the scripted LLM (unless a provider key is set), the gateway with its chat page (a
+ * fresh demo key in .data/demo-gateway-keys.json) and a worker, then runs a demo session
+ * that shows a retry and a tool call, and keeps the UI and the page up until Ctrl-C.
  * `npm start -- --once` exits 0 when the demo session finished.
  */
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseClientEnv } from '../client/config';
+import type { Client } from '@temporalio/client';
+import { parseClientEnv, type ClientEnv } from '../client/config';
 import { bold, dim, formatConversation, green, red } from '../client/output';
 import { connectClient, runOnce, uiLink } from '../client/sessions';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
@@ -17,6 +21,11 @@ import { DEFAULT_DB_FILE, startDevServer, type DevServer } from '../harness/dev-
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
 import { flushClientTracing } from '../tracing/tracing-client';
+import { parseLiveStreamEnv } from '../config/live-stream';
+import { parseGatewayEnv } from '../gateway/config';
+import { addKeyToFile, newGatewayKey, readKeysFile } from '../gateway/keys';
+import { serveGateway } from '../gateway/serve';
+import { createLiveStreamSubscriber } from '../streaming/index';
 
 const DEMO_MODEL = 'scripted-demo';
 const DEMO_PROMPT = 'What is (17 + 25) * 2? Use the calculator.';
@@ -44,15 +53,19 @@ async function main(): Promise<number> {
       step(`scripted LLM on ${llm.url} (no provider key set)`);
     }
 
+    const client = await connectClient(env);
+    // Stops run last-pushed first: the connection closes, then the client's spans are exported.
+    stops.push(flushClientTracing);
+    stops.push(() => client.connection.close());
+    // Before the worker: the embedded live stream's socket is the gateway's, and the worker connects to it.
+    const page = await startGateway(client, env);
+    stops.push(page.close);
+
     const worker = await startWorker(env.connection.address, llm);
     stops.push(() => worker.kill('SIGTERM'));
 
     const model = llm ? `anthropic:${DEMO_MODEL}` : env.AGENT_MODEL;
     step(`demo session on ${model}: ${JSON.stringify(DEMO_PROMPT)}`);
-    const client = await connectClient(env);
-    // Stops run last-pushed first: the connection closes, then the client's spans are exported.
-    stops.push(flushClientTracing);
-    stops.push(() => client.connection.close());
     const result = await runOnce(client, env, { model, prompt: DEMO_PROMPT, onProgress: (line) => console.log(dim(`  … ${line}`)) });
 
     console.log(`\n${formatConversation(result.messages)}\n`);
@@ -65,11 +78,13 @@ async function main(): Promise<number> {
     const status = result.status === 'completed' ? green(result.status) : red(`${result.status}: ${result.failure?.type} ${result.failure?.message}`);
     console.log(`\n${bold('turn')} ${status}`);
     console.log(`${bold('Temporal UI')} ${uiLink(env, result.workflowId, result.runId)}`);
+    // The key in the fragment, which no browser sends to a server; the page keeps it in the tab and drops it from the address bar.
+    console.log(`${bold('chat page')} ${page.url}/#key=${page.secret}&session=${encodeURIComponent(result.workflowId)}`);
     if (values.once) {
       await stopAll();
       return result.status === 'completed' ? 0 : 1;
     }
-    console.log(dim('\nThe UI stays up; Ctrl-C stops the worker, the LLM server and the dev server.'));
+    console.log(dim('\nThe UI and the chat page stay up; Ctrl-C stops the gateway, the worker, the LLM server and the dev server.'));
     await new Promise(() => undefined);
     return 0;
   } catch (error) {
@@ -111,6 +126,46 @@ async function ensureTemporal(temporal: TemporalConnectionConfig, uiUrl: string)
   });
   step(`Temporal UI on ${server.uiUrl}`);
   return server;
+}
+
+/**
+ * The gateway in this process, as `npm run gateway` configures it (AGENT_GATEWAY_*,
+ * AGENT_LIVE_STREAM*), with a keys file of the demo's own: one key, made again on every
+ * start (its secret is printed, never stored), that may start any session and approve.
+ */
+async function startGateway(client: Client, env: ClientEnv): Promise<{ url: string; secret: string; close(): Promise<void> }> {
+  const keysFile = path.join(PROJECT_ROOT, '.data', 'demo-gateway-keys.json');
+  await mkdir(path.dirname(keysFile), { recursive: true });
+  await rm(keysFile, { force: true });
+  const { secret, entry } = newGatewayKey({ id: 'demo', agents: '*', approve: true });
+  addKeyToFile(keysFile, entry);
+  const gatewayEnv = parseGatewayEnv({ ...process.env, AGENT_GATEWAY_KEYS_FILE: keysFile });
+  const subscriber = await createLiveStreamSubscriber(parseLiveStreamEnv(process.env, { namespace: env.connection.namespace, taskQueue: env.AGENT_TASK_QUEUE }));
+  const logFile = path.join(PROJECT_ROOT, '.data', 'gateway.log');
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const served = await serveGateway({
+    client,
+    env,
+    keys: readKeysFile(keysFile),
+    subscriber,
+    corsOrigins: gatewayEnv.AGENT_GATEWAY_CORS_ORIGINS,
+    port: gatewayEnv.AGENT_GATEWAY_PORT,
+    host: gatewayEnv.AGENT_GATEWAY_HOST,
+    log: (line) => log.write(`${line}\n`),
+  }).catch(async (error: unknown) => {
+    await subscriber.close();
+    throw error;
+  });
+  step(`gateway and chat page on ${served.url} (log in ${path.relative(PROJECT_ROOT, logFile)})`);
+  return {
+    url: served.url,
+    secret,
+    async close() {
+      await served.close();
+      await subscriber.close();
+      log.end();
+    },
+  };
 }
 
 async function startWorker(address: string, llm: ScriptedLlm | undefined): Promise<WorkerProcess> {

@@ -3,13 +3,13 @@
  * what a user with Docker gets, read from the file itself.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../harness/temporal-binaries';
+import { NATS_SERVER, PROJECT_ROOT } from '../harness/temporal-binaries';
 import { parseReplies } from '../testing/scripted-llm/script';
 import { AGENT_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { ensureBuilt } from '../scripts/build';
@@ -25,6 +25,8 @@ interface Service {
   healthcheck?: { test: string | string[] };
   environment?: Record<string, string>;
   profiles?: string[];
+  volumes?: string[];
+  user?: string;
 }
 
 const read = (file: string): string => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
@@ -56,15 +58,15 @@ function commandText(s: Service): string {
 }
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, the schema job, the server, the UI, the scripted LLM, the worker and a demo client', () => {
+  it('runs PostgreSQL, the schema job, the server, the UI, the scripted LLM, the worker, the gateway, a demo client, and a NATS fleet', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['demo', 'postgresql', 'scripted-llm', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker'].sort(),
+      ['demo', 'gateway', 'gateway-multi', 'gateway-volumes', 'nats', 'postgresql', 'scripted-llm', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker', 'worker-multi'].sort(),
     );
   });
 
-  it('publishes gRPC on 7233 and the Web UI on 8080, and nothing else', () => {
+  it("publishes gRPC on 7233, the Web UI on 8080 and the gateways on the host's loopback only, and nothing else", () => {
     const published = Object.entries(services).flatMap(([name, s]) => (s.ports ?? []).map((p) => `${name} ${p}`));
-    expect(published.sort()).toEqual(['temporal 7233:7233', 'temporal-ui 8080:8080']);
+    expect(published.sort()).toEqual(['gateway 127.0.0.1:8787:8787', 'gateway-multi 127.0.0.1:8788-8789:8787', 'temporal 7233:7233', 'temporal-ui 8080:8080']);
   });
 
   it('takes every image tag from a version pinned in .env', () => {
@@ -79,12 +81,14 @@ describe('docker-compose.yml', () => {
     expect(service('temporal').image).toBe('temporalio/server:${TEMPORAL_VERSION}');
     expect(service('temporal-schema').image).toBe('temporalio/admin-tools:${TEMPORAL_ADMINTOOLS_VERSION}');
     expect(service('temporal-ui').image).toBe('temporalio/ui:${TEMPORAL_UI_VERSION}');
+    // The broker is the nats-server the tests run (harness/nats-server.ts).
+    expect(service('nats').image).toBe('nats:${NATS_VERSION}');
+    expect(dotEnv.NATS_VERSION).toBe(NATS_SERVER.version);
   });
 
   it("builds the worker and the demo client from the Dockerfile's runtime stage, the scripted LLM from its dev stage, on the Node version pinned in .env", () => {
     const build = (target: string) => ({ context: '.', target, args: { NODE_VERSION: '${NODE_VERSION}' } });
-    expect(service('worker').build).toEqual(build(runtimeStage.name));
-    expect(service('demo').build).toEqual(build(runtimeStage.name));
+    for (const name of ['worker', 'demo', 'gateway', 'gateway-volumes', 'worker-multi', 'gateway-multi']) expect(service(name).build, name).toEqual(build(runtimeStage.name));
     expect(service('scripted-llm').build).toEqual(build('dev'));
     expect(stages.map((s) => s.name)).toEqual(['dev', 'runtime']);
     expect(dotEnv.NODE_VERSION).toMatch(/^20\.\d+\.\d+$/);
@@ -104,7 +108,12 @@ describe('docker-compose.yml', () => {
       'temporal-setup': { temporal: 'service_healthy' },
       'temporal-ui': { temporal: 'service_healthy' },
       'scripted-llm': {},
-      worker: { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy' },
+      worker: { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy', 'gateway-volumes': 'service_completed_successfully' },
+      'gateway-volumes': {},
+      gateway: { 'temporal-setup': 'service_completed_successfully', 'gateway-volumes': 'service_completed_successfully' },
+      nats: {},
+      'worker-multi': { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy', nats: 'service_started' },
+      'gateway-multi': { 'temporal-setup': 'service_completed_successfully', 'gateway-volumes': 'service_completed_successfully', nats: 'service_started' },
       demo: { 'temporal-setup': 'service_completed_successfully', 'scripted-llm': 'service_healthy', worker: 'service_started' },
     });
   });
@@ -155,12 +164,44 @@ describe('docker-compose.yml', () => {
     expect(service('worker').command).toEqual(instructionsOf(runtimeStage, 'CMD')[0]?.exec);
   });
 
-  it('runs the demo session only under the "demo" profile', () => {
-    const demo = service('demo');
-    expect(demo.profiles).toEqual(['demo']);
-    for (const [name, s] of Object.entries(services)) {
-      if (name !== 'demo') expect(s.profiles, name).toBeUndefined();
-    }
+  it('runs the demo session only under the "demo" profile, and the broker and its fleet only under "multi"', () => {
+    const profiles = Object.fromEntries(Object.entries(services).flatMap(([name, s]) => (s.profiles ? [[name, s.profiles]] : [])));
+    expect(profiles).toEqual({ demo: ['demo'], nats: ['multi'], 'worker-multi': ['multi'], 'gateway-multi': ['multi'] });
+  });
+
+  it("runs the compiled gateway with the worker's environment, its keys in a volume, and the worker's live stream through a socket in a volume they share", () => {
+    const gateway = service('gateway');
+    expect(gateway.command).toEqual(['node', 'dist/gateway/main.js']);
+    const { AGENT_GATEWAY_HOST, AGENT_GATEWAY_PORT, AGENT_GATEWAY_KEYS_FILE, TEMPORAL_UI_URL, ...shared } = gateway.environment ?? {};
+    expect(shared).toEqual(service('worker').environment);
+    // Every interface inside its container; the host publishes it on loopback only (above).
+    expect([AGENT_GATEWAY_HOST, AGENT_GATEWAY_PORT, TEMPORAL_UI_URL]).toEqual(['0.0.0.0', '8787', 'http://localhost:8080']);
+    expect(AGENT_GATEWAY_KEYS_FILE).toBe('/keys/gateway-keys.json');
+    expect(gateway.volumes).toEqual(['gateway-keys:/keys', 'live-stream:/live']);
+    // The embedded live stream (no AGENT_LIVE_STREAM: its default) on a socket both mount.
+    expect(shared.AGENT_LIVE_STREAM).toBeUndefined();
+    expect(path.posix.dirname(shared.AGENT_LIVE_STREAM_SOCKET ?? '')).toBe('/live');
+    expect(service('worker').volumes).toEqual(['live-stream:/live']);
+    // The volumes start out root's: a one-shot job gives them to the node user the services run as.
+    const init = service('gateway-volumes');
+    expect(init.user).toBe('root');
+    expect(commandText(init)).toContain('chown node:node /keys /live');
+    expect(commandText(init)).toContain('chmod 0700 /live');
+    expect(instructionsOf(runtimeStage, 'USER').at(-1)?.text).toBe('node');
+  });
+
+  it('runs the "multi" fleet on the NATS broker: its workers and gateways on a task queue of their own, so each of its sessions publishes to the broker', () => {
+    const worker = service('worker-multi').environment ?? {};
+    const gateway = service('gateway-multi').environment ?? {};
+    for (const env of [worker, gateway]) expect(env.AGENT_LIVE_STREAM).toBe('nats://nats:4222');
+    expect(worker.AGENT_TASK_QUEUE).toBe('agent-multi');
+    expect(gateway.AGENT_TASK_QUEUE).toBe('agent-multi');
+    expect(service('worker').environment?.AGENT_TASK_QUEUE).not.toBe('agent-multi');
+    expect(service('worker-multi').command).toEqual(service('worker').command);
+    expect(service('gateway-multi').command).toEqual(service('gateway').command);
+    const { AGENT_TASK_QUEUE: _queue, AGENT_LIVE_STREAM: _stream, ...rest } = gateway;
+    const { AGENT_TASK_QUEUE: _defaultQueue, ...defaults } = service('gateway').environment ?? {};
+    expect(rest).toEqual(defaults);
   });
 
   it('gives the demo the worker\'s environment, and a UI link that opens on the published UI port', () => {
@@ -182,6 +223,8 @@ describe('docker-compose.yml', () => {
   it('plays the demo end to end when its own command runs against a worker and the scripted LLM (without Docker)', async () => {
     // The command runs the compiled client, as the runtime image holds it.
     await ensureBuilt();
+    // The gateway's service runs the compiled gateway, which serves the chat page's files copied beside it.
+    for (const file of ['gateway/main.js', 'gateway/page/assets/index.html', 'gateway/page/assets/chat.js']) expect(existsSync(path.join(PROJECT_ROOT, 'dist', file)), file).toBe(true);
     const h = await startHarness();
     const dir = await mkdtemp(path.join(tmpdir(), 'compose-demo-'));
     try {

@@ -42,6 +42,14 @@ describe('lint keeps each folder to its job', () => {
     ['tracing/tracing-client.ts', "import type { WorkerEnv } from '../worker/config';\nexport type Env = WorkerEnv;\n", /loaded by the worker and the client alike/],
     ['config/mcp-config.ts', "import { McpConnections } from '../activities/mcp';\nexport const connections = McpConnections;\n", /loaded by the worker and the client alike/],
     ['connection/connection-config.ts', "import type { ClientEnv } from '../client/config';\nexport type Env = ClientEnv;\n", /loaded by the worker and the client alike/],
+    ['gateway/app.ts', "import { createAgentWorker } from '../worker/create-worker';\nexport const create = createAgentWorker;\n", /The gateway reaches the worker through Temporal and the live stream only/],
+    ['gateway/routes/sessions.ts', "export const load = () => import('../../activities/tools');\n", /The gateway reaches the worker through Temporal and the live stream only/],
+    ['gateway/app.ts', "import { agentSession } from '../workflows/session';\nexport const session = agentSession;\n", /workflows\/ is the session workflow/],
+    ['activities/llm/activity.ts', "import { createGateway } from '../../gateway/app';\nexport const create = createGateway;\n", /activities\/ know nothing of the worker's or the client's process, nor of the gateway's/],
+    ['worker/main.ts', "export const load = () => import('../gateway/serve');\n", /The worker does not load the client or the gateway/],
+    ['tracing/tracing-client.ts', "import type { GatewayKey } from '../gateway/context';\nexport type Key = GatewayKey;\n", /loaded by the worker and the client alike/],
+    ['streaming/embedded-publisher.ts', "import type { WorkerEnv } from '../worker/config';\nexport type Env = WorkerEnv;\n", /streaming\/ is loaded by the worker and the gateway alike/],
+    ['streaming/nats-link.ts', "export const load = () => import('../gateway/app');\n", /streaming\/ is loaded by the worker and the gateway alike/],
   ])('refuses in %s: %s', async (filePath, code, message) => {
     expect((await problems(filePath, code)).join('\n')).toMatch(message);
   }, 60_000);
@@ -60,6 +68,7 @@ describe('lint keeps each folder to its job', () => {
     ['tracing/tracing-provider.ts', "import { startLocalAgent } from '../harness/local-agent';\nexport const start = startLocalAgent;\n"],
     ['index.ts', "export { startLocalAgent } from './harness/local-agent';\n"],
     ['testing/run-agent-test.ts', "import { workflowBundle } from '../harness/local-agent';\nexport const bundle = workflowBundle;\n"],
+    ['gateway/app.ts', "import { startLocalGateway } from '../harness/gateway';\nexport const start = startLocalGateway;\n"],
   ])('refuses in %s what runs the product: %s', async (filePath, code) => {
     expect((await problems(filePath, code)).join('\n')).toMatch(/Product code does not import scripts\/, test\/, bench\/ or harness\//);
   }, 60_000);
@@ -85,6 +94,7 @@ describe('lint keeps each folder to its job', () => {
     ['client/sessions.ts', "import { clientTracingOptions } from '../tracing/tracing-client';\nexport const tracing = clientTracingOptions;\n"],
     ['worker/main.ts', "import { createActivities } from '../activities';\nexport const create = createActivities;\n"],
     ['testing/run-agent-test.ts', "import { createAgentWorker } from '../worker/create-worker';\nexport const create = createAgentWorker;\n"],
+    ['gateway/app.ts', "import type { agentSession } from '../workflows/session';\nimport { connectClient } from '../client/sessions';\nexport type Session = typeof agentSession;\nexport const connect = connectClient;\n"],
   ])('allows in %s: %s', async (filePath, code) => {
     expect(await problems(filePath, code)).toEqual([]);
   }, 60_000);

@@ -26,12 +26,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Ports of their own, so the smoke test never touches a developer's server on 7233/8233. */
+/** Ports of their own, so the smoke test never touches a developer's server on 7233/8233 or gateway on 8787. */
 async function startEnv(name: string) {
-  const [port, uiPort] = [await findFreePort(), await findFreePort()];
+  const [port, uiPort, gatewayPort] = [await findFreePort(), await findFreePort(), await findFreePort()];
   return {
     TEMPORAL_ADDRESS: `localhost:${port}`,
     TEMPORAL_UI_URL: `http://localhost:${uiPort}`,
+    AGENT_GATEWAY_PORT: String(gatewayPort),
     TEMPORAL_DEV_DB: path.join(dir, `${name}.sqlite`),
     AGENT_TASK_QUEUE: `start-${name}`,
     ANTHROPIC_API_KEY: '',
@@ -71,6 +72,7 @@ describe('npm start', () => {
     expect(result.stdout).toMatch(/✓ calculator: 84/);
     expect(result.stdout).toContain('turn completed');
     expect(result.stdout).toContain(`Temporal UI ${env.TEMPORAL_UI_URL}/namespaces/default/workflows/session-`);
+    expect(result.stdout).toMatch(new RegExp(`chat page http://127\\.0\\.0\\.1:${env.AGENT_GATEWAY_PORT}/#key=dagw_[\\w-]+&session=session-`));
     // Above the 180 s the run itself may take, so that limit, not vitest's default, is what fails.
   }, 240_000);
 
@@ -105,7 +107,8 @@ describe('npm start', () => {
         const timer = setTimeout(() => reject(new Error(`no UI link in time:\n${out}`)), 150_000);
         child.stdout.on('data', () => {
           const match = /Temporal UI (http\S+)/.exec(out);
-          if (match?.[1]) {
+          // The chat page's line comes right after it.
+          if (match?.[1] && /chat page http\S+\n/.test(out)) {
             clearTimeout(timer);
             resolve(match[1]);
           }
@@ -115,6 +118,13 @@ describe('npm start', () => {
       const page = await fetch(link);
       expect(page.status).toBe(200);
       expect(await page.text()).toMatch(/<html/i);
+      // The chat page, and the demo's key in its fragment: the gateway takes it and knows the demo session.
+      const chat = new URL(/chat page (http\S+)/.exec(out)?.[1] ?? '');
+      const fragment = new URLSearchParams(chat.hash.slice(1));
+      expect(await (await fetch(chat.origin)).text()).toContain('<script type="module" src="/chat/chat.js"></script>');
+      const state = await fetch(`${chat.origin}/v1/sessions/${fragment.get('session')}`, { headers: { authorization: `Bearer ${fragment.get('key')}` } });
+      expect(state.status).toBe(200);
+      expect(await state.json()).toMatchObject({ sessionId: fragment.get('session'), turn: 1 });
     } finally {
       child.kill('SIGINT');
     }

@@ -6,12 +6,14 @@ import type { Command } from './command';
 import { endCommand } from './end';
 import { forkCommand } from './fork';
 import { historyCommand } from './history';
+import { keysCommand } from './keys';
 import { listCommand } from './list';
 import { logCommand } from './log';
 import { refreshToolsCommand } from './refresh-tools';
 import { retryPolicyCommand } from './retry-policy';
 import { runCommand } from './run';
 import { sendCommand } from './send';
+import { serveCommand } from './serve';
 import { showCommand } from './show';
 import { startCommand } from './start';
 import { toolsCommand } from './tools';
@@ -37,4 +39,6 @@ export const COMMANDS: readonly Command[] = [
   listCommand,
   showCommand,
   agentsCommand,
+  serveCommand,
+  keysCommand,
 ];

@@ -11,12 +11,12 @@ export function workerLogFile(name: string): string {
 /**
  * `npm run worker` as a child process, polling once this resolves. Its log starts empty, so
  * a test that reads it (the secrets test) sees this run only. A worker that never becomes
- * ready is killed, not left behind.
+ * ready is killed, not left behind. `entry`: a worker main of the test's own (spawnWorker).
  */
-export async function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
+export async function startWorkerProcess(name: string, env: NodeJS.ProcessEnv, options: { entry?: string } = {}): Promise<WorkerProcess> {
   const logFile = workerLogFile(name);
   await rm(logFile, { force: true });
-  const worker = await spawnWorker({ env, logFile });
+  const worker = await spawnWorker({ env, logFile, ...options });
   try {
     await worker.ready;
   } catch (error) {

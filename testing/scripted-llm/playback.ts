@@ -20,6 +20,8 @@ export interface Exchange {
   model: string;
   body: Record<string, unknown>;
   holds: Holds;
+  /** Called as each content frame goes out, with its 0-based index among the reply's content frames. */
+  onContentSent?: (index: number) => void;
 }
 
 /** Resolves `completed` or `reset`; rejects when the exchange's signal aborts. */
@@ -55,10 +57,13 @@ export async function play(scripted: ScriptedReply, ex: Exchange): Promise<'comp
   res.writeHead(200, dialect.streamHeaders());
   res.flushHeaders();
   if (stallAfter < 0 && reply.stall) await stall(reply.stall, ex);
+  let contentFrames = 0;
   for (const [i, frame] of frames.entries()) {
     if (i > 0 && reply.chunkDelayMs) await sleep(reply.chunkDelayMs, undefined, { signal });
     write(ex, frame);
+    if ('data' in frame && frame.content === true) ex.onContentSent?.(contentFrames++);
     if (i === stallAfter && reply.stall) await stall(reply.stall, ex);
+    if (i === stallAfter && reply.holdMidStream) await ex.holds.wait(ex.model, reply.holdTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS, signal);
   }
 
   if (reply.kind === 'reset') {

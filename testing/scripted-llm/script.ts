@@ -20,6 +20,9 @@ import { z } from 'zod';
  *                   (or `POST /_scripted/_release?model=…`), for a test that needs the request
  *                   in flight at a moment of its choosing. `holdTimeoutMs` (default 30 000)
  *                   bounds the wait; when it passes the reply plays as if released.
+ * - `holdMidStream` `true`: the same wait, after the first content frame (where `stall`
+ *                   pauses), for a test that needs the client to hold part of the text, and
+ *                   the rest still to come, at a moment of its choosing.
  * - `usage`         `{ inputTokens, outputTokens }` (and optionally `cacheReadTokens`,
  *                   `cacheWriteTokens`, `reasoningTokens`, parts of those totals) to report
  *                   instead of the estimate (about one token per four characters).
@@ -72,6 +75,7 @@ const ReplyOptions = {
     })
     .optional(),
   hold: z.boolean().optional(),
+  holdMidStream: z.boolean().optional(),
   holdTimeoutMs: z.number().int().positive().optional(),
   answeredBy: z.string().min(1).optional(),
   usage: z

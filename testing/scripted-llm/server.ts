@@ -83,6 +83,15 @@ export interface ScriptedLlmOptions {
    * scripts a conversation whatever model each agent names. Default: none.
    */
   anyModel?: string;
+  /**
+   * Called as each content frame of a model request is written (model text, thinking, tool
+   * arguments), with its request's `seq`, its 0-based `index` among the reply's content
+   * frames and `at`, the epoch time in fractional ms (`performance.timeOrigin +
+   * performance.now()`, the clock a browser's receipt times use). For a text reply without
+   * thinking, content frame `index` is the piece at text offset `index × chunkSize`: how the
+   * stream benchmark (bench/stream.ts) times each piece from here to a viewer.
+   */
+  onContentSent?: (sent: { requestSeq: number; model: string; index: number; at: number }) => void;
 }
 
 const DIALECTS: readonly Dialect[] = [anthropic, openai, google];
@@ -197,7 +206,9 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       ...(output === undefined ? {} : { output }),
     });
     try {
-      const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds });
+      const onSent = opts.onContentSent;
+      const onContentSent = onSent && ((index: number) => onSent({ requestSeq: record.seq, model, index, at: performance.timeOrigin + performance.now() }));
+      const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds, ...(onContentSent ? { onContentSent } : {}) });
       log.settle(record, outcome);
     } catch (error) {
       if (signal.aborted) {
