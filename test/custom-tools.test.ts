@@ -21,7 +21,7 @@ import { eventually } from './support/eventually';
 const seen = {
   running: 0,
   mostAtOnce: 0,
-  refunds: [] as { order: string; ctx: Omit<ToolContext, 'signal' | 'heartbeat' | 'heartbeatDetails'> }[],
+  refunds: [] as { order: string; ctx: Omit<ToolContext, 'signal' | 'heartbeat'> }[],
   attempts: new Map<string, number>(),
   aborted: barrier<string>(),
   started: barrier(),

@@ -27,7 +27,7 @@ export interface ToolContext {
    */
   heartbeat(details?: unknown): void;
   /** What the previous attempt of this call last gave `heartbeat`; undefined on a first attempt. */
-  readonly heartbeatDetails: unknown;
+  readonly heartbeatDetails?: unknown;
   /** The session's workflow id. */
   readonly sessionId: string;
   readonly turn: number;
