@@ -6,6 +6,7 @@ import { contextQuery, stateQuery, type ImplausibleUsage, type SessionState } fr
 import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import type { LlmHeartbeat } from '../contracts/llm-call';
 import { policyInForce } from '../contracts/retry-policy';
+import { retryingLine } from '../contracts/live-progress-lines';
 import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
 
@@ -146,8 +147,7 @@ export function describeProgress(progress: Progress, now: number): string[] {
     const attempts = a.activityType === 'callLlm' ? llmAttempts(state.retryPolicy) : a.maximumAttempts;
     const of = attempts > 0 ? `${a.attempt}/${attempts}` : `${a.attempt}`;
     if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
-      const seconds = Math.max(0, Math.ceil((a.nextAttemptAt - now) / 1000));
-      lines.push(`${where} · ${kind} · retrying in ${seconds} s (attempt ${of}): ${a.lastFailure.type}`);
+      lines.push(`${where} · ${kind} · ${retryingLine({ retryInMs: a.nextAttemptAt - now, attempt: a.attempt, maxAttempts: attempts, failureType: a.lastFailure.type })}`);
     } else if (a.heartbeat?.thinkingChars && !a.heartbeat.textChars) {
       // Thinking, dimmed: it is not the answer, and the answer has not started.
       const tail = (a.heartbeat.thinkingTail ?? '').replace(/\s+/g, ' ').slice(-60);

@@ -5,12 +5,14 @@ import type { Spend } from './spend';
 
 /**
  * The human lines of the live stream's progress frames, worded as `watch` words the same
- * moments (client/progress.ts), so a page and a terminal read alike.
+ * moments (client/progress.ts, which takes its retry line from here), so a page and a
+ * terminal read alike.
  */
 
-/** `retrying in 12 s (attempt 3/11): overloaded`: `attempt` is the one that will run. */
+/** `retrying in 12 s (attempt 3/11): overloaded`: `attempt` is the one that will run; no count when attempts are unlimited (0). */
 export function retryingLine(p: { retryInMs: number; attempt: number; maxAttempts: number; failureType: string }): string {
-  return `retrying in ${Math.max(0, Math.ceil(p.retryInMs / 1000))} s (attempt ${p.attempt}/${p.maxAttempts}): ${p.failureType}`;
+  const of = p.maxAttempts > 0 ? `${p.attempt}/${p.maxAttempts}` : `${p.attempt}`;
+  return `retrying in ${Math.max(0, Math.ceil(p.retryInMs / 1000))} s (attempt ${of}): ${p.failureType}`;
 }
 
 /** `llm anthropic:claude-sonnet-4-5 · running (attempt 2/11)`; a first attempt says no count. */
