@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { LISTED_ISSUES, validateToolInput } from '../contracts/tools/validate-tool-input';
 import { ToolSpecSchema, type ToolCall } from '../contracts/messages';
 import { toolActivityOptions } from '../workflows/tools/activity-options';
 import { fnv1a128Hex } from '../contracts/tools/idempotency-key';
@@ -80,6 +82,23 @@ describe('tool registry: preparing a call', () => {
     const content = invalid(prepareToolCall(call('calculator', {}, { invalidJson: 'x'.repeat(10_000) })));
     expect(content.length).toBeLessThan(500);
     expect(content).toContain('(10000 characters)');
+  });
+
+  it('lists the first issues of arguments with thousands of bad entries, so the refusal stays small', () => {
+    const tool = { name: 'tag_all', input: z.strictObject({ tags: z.array(z.string()) }) };
+    const refused = validateToolInput(tool, { tags: Array.from({ length: 10_000 }, (_, i) => i) });
+    expect(refused.ok).toBe(false);
+    const content = refused.ok ? '' : refused.content;
+    expect(content.split('\n').filter((line) => line.startsWith('- tags['))).toHaveLength(LISTED_ISSUES);
+    expect(content).toContain(`- and ${10_000 - LISTED_ISSUES} more`);
+    expect(content.length).toBeLessThan(4_000);
+  });
+
+  it('clips one issue that quotes a long key', () => {
+    const tool = { name: 'strict', input: z.strictObject({}) };
+    const refused = validateToolInput(tool, { ['k'.repeat(5_000)]: 1 });
+    expect(refused.ok ? '' : refused.content).toMatch(/^- arguments: unknown field "k{200,}…$/m);
+    expect((refused.ok ? '' : refused.content).length).toBeLessThan(1_000);
   });
 
   it.each([

@@ -4,18 +4,31 @@ import type { ToolDefinition } from './tool-definition';
 export type ToolInputValidation<I> = { ok: true; input: I } | { ok: false; content: string };
 
 /**
+ * The issues a refusal lists, and the characters of each. The refusal is a tool result the
+ * model reads and the log (and a lanes decision's marker) keeps: arguments with ten
+ * thousand bad entries must not become a result of megabytes. The first ones are enough
+ * for the model to fix its call.
+ */
+export const LISTED_ISSUES = 20;
+const ISSUE_CHARS = 300;
+
+/**
  * Parses a tool's arguments with its schema. Used by the workflow before dispatch and by
  * the activity again, so both sides reject the same input with the same words.
  */
 export function validateToolInput<I>(tool: Pick<ToolDefinition<I>, 'name' | 'input'>, raw: unknown): ToolInputValidation<I> {
   const parsed = tool.input.safeParse(raw);
   if (parsed.success) return { ok: true, input: parsed.data };
-  const lines = parsed.error.issues.map((issue) => `- ${describeIssue(issue, raw)}`);
+  const { issues } = parsed.error;
+  const lines = issues.slice(0, LISTED_ISSUES).map((issue) => `- ${clip(describeIssue(issue, raw))}`);
+  if (issues.length > LISTED_ISSUES) lines.push(`- and ${issues.length - LISTED_ISSUES} more`);
   return {
     ok: false,
     content: [`Tool call rejected: invalid arguments for "${tool.name}":`, ...lines, 'Fix the arguments and call the tool again.'].join('\n'),
   };
 }
+
+const clip = (line: string) => (line.length <= ISSUE_CHARS ? line : `${line.slice(0, ISSUE_CHARS - 1)}…`);
 
 function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
   const at = formatPath(issue.path);

@@ -21,6 +21,15 @@ export interface Mutation {
 
 export const MUTATIONS: readonly Mutation[] = [
   {
+    name: 'tool-refusal-lists-every-issue',
+    breaks: 'a refusal of bad tool arguments lists every issue, so ten thousand bad entries make a result of megabytes',
+    file: 'contracts/tools/validate-tool-input.ts',
+    find: 'issues.slice(0, LISTED_ISSUES).map(',
+    replace: 'issues.map(',
+    killers: ['test/tools-registry.test.ts'],
+    testNamePattern: 'first issues',
+  },
+  {
     name: 'compaction-cuts-inside-a-turn',
     breaks: 'a compaction cuts between a tool call and its result, inside a turn that has not ended',
     file: 'workflows/compaction.ts',
