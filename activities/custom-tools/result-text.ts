@@ -25,12 +25,14 @@ function jsonText(value: unknown): string | { refused: string } {
   return problem === undefined ? JSON.stringify(value) : { refused: problem };
 }
 
-function nonJson(value: unknown, at: string, open: Set<object>): string | undefined {
+/** `fromToJson`: `value` is what a `toJSON` returned, which JSON.stringify writes as it is, without asking it for its own. */
+function nonJson(value: unknown, at: string, open: Set<object>, fromToJson = false): string | undefined {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${at} is ${value}, which JSON cannot hold`;
   if (typeof value !== 'object') return `${at} is a ${typeof value}, which is not JSON`;
   const toJson = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJson === 'function') return nonJson(toJson.call(value), at, open);
+  // A `toJSON` that returns its own object (`return this`) would otherwise be asked again for ever.
+  if (typeof toJson === 'function' && !fromToJson) return nonJson(toJson.call(value), at, open, true);
   if (open.has(value)) return `${at} refers to itself`;
   const proto = Object.getPrototypeOf(value) as unknown;
   if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return `${at} is a ${value.constructor?.name ?? 'class'} instance, which is not JSON`;

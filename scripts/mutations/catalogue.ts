@@ -21,6 +21,14 @@ export interface Mutation {
 
 export const MUTATIONS: readonly Mutation[] = [
   {
+    name: 'custom-result-asks-tojson-again',
+    breaks: "a custom tool's result whose toJSON returns its own object is asked for its JSON again, for ever",
+    file: 'activities/custom-tools/result-text.ts',
+    find: "if (typeof toJson === 'function' && !fromToJson)",
+    replace: "if (typeof toJson === 'function')",
+    killers: ['test/custom-tool-result-text.test.ts'],
+  },
+  {
     name: 'tool-refusal-lists-every-issue',
     breaks: 'a refusal of bad tool arguments lists every issue, so ten thousand bad entries make a result of megabytes',
     file: 'contracts/tools/validate-tool-input.ts',
