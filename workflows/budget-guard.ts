@@ -41,7 +41,7 @@ export class BudgetGuard {
   async admit(turn: number, step: number): Promise<void> {
     this.#refuseOver(this.spend(), 1);
     const { warnAt } = this.#budget;
-    if (warnAt === undefined || this.#warningApproved || !this.#over(this.spend(), warnAt)) return;
+    if (warnAt === undefined || !this.#warningDue()) return;
     const percent = Math.round(warnAt * 100);
     const denied = await this.approvals.request(turn, step, { id: BUDGET_APPROVAL_ID, name: 'budget', input: { ...this.#budget } }, `budget ${percent} % · approval`);
     this.approvals.forget(BUDGET_APPROVAL_ID);
@@ -49,6 +49,21 @@ export class BudgetGuard {
     this.#warningApproved = true;
     // A budget lowered while the turn waited applies at once.
     this.#refuseOver(this.spend(), 1);
+  }
+
+  /**
+   * As `admit`, without a promise when nothing waits (no warning to approve), so a step
+   * awaits nothing for it (step.ts). A refusal is thrown at once, as `admit` throws it.
+   */
+  admitting(turn: number, step: number): Promise<void> | undefined {
+    this.#refuseOver(this.spend(), 1);
+    return this.#warningDue() ? this.admit(turn, step) : undefined;
+  }
+
+  /** The warning share is passed and nobody has approved going on past it yet. */
+  #warningDue(): boolean {
+    const { warnAt } = this.#budget;
+    return warnAt !== undefined && !this.#warningApproved && this.#over(this.spend(), warnAt);
   }
 
   /** No hard limit is reached: the next LLM call would be admitted without a refusal. */

@@ -49,12 +49,21 @@ export class ContextCompactor {
   }
 
   /** Before a step's LLM call: compacts first when the request would pass `compactAt` of the window, or leave the answer too little of it. */
-  async beforeStep(turn: number, step: number): Promise<void> {
+  beforeStep(turn: number, step: number): Promise<void> | undefined {
+    const estimate = this.#dueEstimate(turn);
+    return estimate === undefined ? undefined : this.#compactBeforeStep(turn, step, estimate);
+  }
+
+  async #compactBeforeStep(turn: number, step: number, estimate: number): Promise<void> {
+    if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
+  }
+
+  /** The request's estimate when it would pass `compactAt` of the window or leave the answer too little of it; undefined when no compaction is due. */
+  #dueEstimate(turn: number): number | undefined {
     const estimate = this.#estimate(turn);
     const { compactAt, maxTokens } = this.#session.config;
     const due = passesThreshold(estimate, this.#window, compactAt) || leavesNoRoomForAnswer(estimate, this.#window, maxTokens);
-    if (!due) return;
-    if (await this.#compact(turn, step, estimate)) await this.#admitAfterCompaction(turn, step);
+    return due ? estimate : undefined;
   }
 
   /** After the provider refused a step's request as too long: compacts whatever the estimate. False when nothing can be cut. */

@@ -27,7 +27,8 @@ export async function runStep(session: Session, turn: number, step: number, stop
   const append = (event: NewSessionEvent) => tracker?.observe(session.append(event));
   try {
     state.enteredPhase('llm', step);
-    await prepareCall(session, turn, step);
+    const preparing = prepareCall(session, turn, step);
+    if (preparing) await preparing;
     const message = await callModel(session, turn, step);
     session.append({ type: 'assistant', turn, step, message });
     if (message.toolCalls.length === 0) {
@@ -71,13 +72,20 @@ export async function runStep(session: Session, turn: number, step: number, stop
 /**
  * Before the step's LLM call: the budget admits it (a soft limit may wait for a human), the
  * MCP tools it offers are in the log, and the context is compacted when the request is due.
+ * A promise only for what waits: awaiting three settled promises cost each step about as
+ * many promises as its script added since 176fb59, each of which the SDK's promise hook gives
+ * a stack trace (bench/README.md). It issues the same commands in the same order, which
+ * every golden history replaying proves, so it needs no patch.
  */
-async function prepareCall(session: Session, turn: number, step: number): Promise<void> {
-  await session.budget.admit(turn, step);
-  // MCP tools are listed (once) before the first LLM call that could offer them, and
-  // before a compaction, whose request offers them too.
-  await session.mcpTools.listOnce();
-  await session.compactor.beforeStep(turn, step);
+function prepareCall(session: Session, turn: number, step: number): Promise<void> | undefined {
+  const admitting = session.budget.admitting(turn, step);
+  return admitting ? admitting.then(() => listAndCompact(session, turn, step)) : listAndCompact(session, turn, step);
+}
+
+/** MCP tools are listed (once) before the first LLM call that could offer them, and before a compaction, whose request offers them too. */
+function listAndCompact(session: Session, turn: number, step: number): Promise<void> | undefined {
+  const listing = session.mcpTools.listOnce();
+  return listing ? listing.then(() => session.compactor.beforeStep(turn, step)) : session.compactor.beforeStep(turn, step);
 }
 
 /** The step's LLM call; the provider's own count may say the request is too long: then compact, and try once more. */

@@ -78,7 +78,7 @@ export const TIMER_FIRST: Edit[] = [
 
 /** The compaction moved after the step's LLM call: the step's call is then scheduled where the recording has the compaction's (`compact-<cut>`). */
 export const COMPACTION_AFTER_STEP: Edit[] = [
-  { file: 'step.ts', find: '  await session.compactor.beforeStep(turn, step);\n', replace: '' },
+  { file: 'step.ts', find: 'listing.then(() => session.compactor.beforeStep(turn, step)) : session.compactor.beforeStep(turn, step);', replace: 'listing : undefined;' },
   {
     file: 'step.ts',
     find: '    const message = await callModel(session, turn, step);\n',

@@ -54,12 +54,16 @@ export class McpSessionTools {
   }
 
   /**
-   * Resolves once the session's tools are in its log: at once (no new command) when the
-   * session uses no MCP server or its log has a list, after listing otherwise.
+   * Lists the session's tools unless its log has their list or it uses no MCP server and no
+   * custom tool: then there is no promise (no command), so a step awaits nothing for it.
    */
-  async listOnce(): Promise<void> {
-    if ((this.#servers.length === 0 && !this.#custom.offered) || latestMcpToolList(this.#events()) !== undefined) return;
-    await this.refresh();
+  listOnce(): Promise<void> | undefined {
+    return this.#unlisted() ? this.refresh().then(() => undefined) : undefined;
+  }
+
+  /** The session has servers or custom tools, and no list of them is in the log yet. */
+  #unlisted(): boolean {
+    return (this.#servers.length > 0 || this.#custom.offered) && latestMcpToolList(this.#events()) === undefined;
   }
 
   /** Lists the servers' tools (and the custom ones) now and records the list; calls from here on use it. */
