@@ -90,21 +90,28 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation,
   } catch (error) {
     return { mutation, verdict: 'ERROR', detail: (error as Error).message };
   }
+  // The tests that passed unbroken and ran broken, and those of them that failed.
+  const judge = (run: RunResult) => {
+    const judged = [...baseline.tests].flatMap(([test, unbroken]): [string, TestStatus][] => {
+      const file = test.slice(0, test.indexOf(' > '));
+      if (unbroken !== 'passed' || !mutation.killers.includes(file)) return [];
+      const broken = run.tests.get(test);
+      return broken === undefined || broken === 'skipped' ? [] : [[test, broken]];
+    });
+    return { judged, killedBy: judged.filter(([, status]) => status === 'failed').map(([test]) => test) };
+  };
   try {
-    const result = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern);
+    // The first failure settles a kill, so the trial stops there (`--bail`) instead of
+    // running the rest of its files. A failure that is not a kill (a test that fails
+    // unbroken too) can stop it before the killing test ran: such a trial runs again whole.
+    const bailed = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern, true);
+    const result = judge(bailed).killedBy.length > 0 || !bailed.bailed ? bailed : await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern);
     // A break is meant to be valid code that does the wrong thing: one that stops a test
     // file from loading proves nothing about the tests in it.
     const unloaded = mutation.killers.filter((file) => result.unloaded.has(file));
     if (unloaded.length > 0) return { mutation, verdict: 'ERROR', detail: `${unloaded.join(', ')} no longer loads (is the break valid code?); see ${result.log}` };
-    // The tests that passed unbroken and ran broken.
-    const judged = [...baseline.tests].flatMap(([test, unbroken]): [string, TestStatus][] => {
-      const file = test.slice(0, test.indexOf(' > '));
-      if (unbroken !== 'passed' || !mutation.killers.includes(file)) return [];
-      const broken = result.tests.get(test);
-      return broken === undefined || broken === 'skipped' ? [] : [[test, broken]];
-    });
+    const { judged, killedBy } = judge(result);
     if (judged.length === 0) return { mutation, verdict: 'ERROR', detail: `no test that passes unbroken ran; see ${result.log}` };
-    const killedBy = judged.filter(([, status]) => status === 'failed').map(([test]) => test);
     return killedBy.length > 0
       ? { mutation, verdict: 'killed', detail: `${killedBy.length} of ${judged.length} failed` }
       : { mutation, verdict: 'SURVIVED', detail: `all ${judged.length} passed; see ${result.log}` };
@@ -137,6 +144,8 @@ interface RunResult {
   /** Files that failed to load, so none of their tests ran. */
   unloaded: Set<string>;
   log: string;
+  /** A `--bail` run that had a failure, so some of its tests may not have run. */
+  bailed?: boolean;
 }
 
 interface VitestReport {
@@ -144,13 +153,13 @@ interface VitestReport {
 }
 
 /** vitest in the copy, on the given files; its JSON report (from the project's config) is the verdict. */
-async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, files: readonly string[], pattern?: string): Promise<RunResult> {
+async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, files: readonly string[], pattern?: string, bail = false): Promise<RunResult> {
   const log = path.join(LOGS, `${name}.log`);
   const report = path.join(tree.root, 'test-results', 'vitest.json');
   await rm(report, { force: true });
   // vitest's own entry under node rather than through npx, which costs half a second of a
   // core per trial to find it (a minute of CI over a hundred trials).
-  const args = [path.join(tree.root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...files, ...(pattern ? ['-t', pattern] : [])];
+  const args = [path.join(tree.root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...files, ...(pattern ? ['-t', pattern] : []), ...(bail ? ['--bail', '1'] : [])];
   const out = await open(log, 'w');
   try {
     await new Promise<void>((resolve, reject) => {
@@ -162,7 +171,8 @@ async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, file
     await out.close();
   }
   const parsed = await readReport(report, tree.root);
-  return { tests: parsed?.tests ?? new Map(), unloaded: parsed?.unloaded ?? new Set(), log };
+  const tests: Map<string, TestStatus> = parsed?.tests ?? new Map();
+  return { tests, unloaded: parsed?.unloaded ?? new Set(), log, bailed: bail && [...tests.values()].includes('failed') };
 }
 
 /** A vitest JSON report's tests, by `file > full name` with the file relative to `root`; undefined when there is no readable report. */
