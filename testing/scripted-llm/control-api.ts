@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ContextWindows } from './context-window';
 import type { Holds } from './holds';
+import { checkedRateLimit, type RateLimits } from './rate-limit';
 import { parseJson, readBody, sendJson } from './http-io';
 import type { ReplyQueues } from './reply-queues';
 import type { RecordedReplyKind, RequestFilter, RequestLog } from './request-log';
@@ -21,6 +22,10 @@ import type { Provider } from './wire/dialect';
  * - `POST   /_scripted/_window?model=…&tokens=N` → `{ model, contextWindow }`: the model's window
  * - `DELETE /_scripted/_window?model=…`         → `{ model, contextWindow }`: its own removed
  *                                                (the server's default, or null)
+ * - `POST   /_scripted/_rate_limit?model=…`     body: `{ requests?, inputTokens?, outputTokens?, windowMs }`
+ *                                                → `{ model, rateLimit }` (`model=*`: every model
+ *                                                without its own; rate-limit.ts)
+ * - `DELETE /_scripted/_rate_limit?model=…`     → `{ model, rateLimit }`: its own removed
  *
  * `{model}` is URL-encoded and may contain `/`. Names starting with `_`, and `requests`
  * for GET, are the control routes above, so scripts for such models go through the
@@ -36,6 +41,7 @@ export interface ControlState {
   windows: ContextWindows;
   holds: Holds;
   log: RequestLog;
+  rateLimits: RateLimits;
 }
 
 const PROVIDERS: readonly Provider[] = ['anthropic', 'openai', 'google'];
@@ -82,6 +88,23 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, u
       return sendJson(res, 400, { error: (error as Error).message });
     }
     return sendJson(res, 200, { model, contextWindow: state.windows.of(model) ?? null });
+  }
+
+  if (rest === '_rate_limit' && (method === 'POST' || method === 'DELETE')) {
+    const model = url.searchParams.get('model');
+    if (!model) return sendJson(res, 400, { error: `${method} /_scripted/_rate_limit needs ?model=NAME (or *)` });
+    if (method === 'DELETE') state.rateLimits.set(model, null);
+    else {
+      const read = await readBody(req);
+      const parsed = read.ok ? parseJson(read.text) : undefined;
+      if (!parsed?.ok) return sendJson(res, 400, { error: `the rate limit for model "${model}" is not valid JSON` });
+      try {
+        state.rateLimits.set(model, checkedRateLimit(model, parsed.value));
+      } catch (error) {
+        return sendJson(res, 400, { error: (error as Error).message });
+      }
+    }
+    return sendJson(res, 200, { model, rateLimit: state.rateLimits.of(model) ?? null });
   }
 
   if (rest === '_release' && method === 'POST') {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { checkedRateLimit } from './rate-limit';
 import { parseReplies, type ScriptedReply } from './script';
 import { isLoopback, startScriptedLlm } from './server';
 
@@ -15,6 +16,9 @@ import { isLoopback, startScriptedLlm } from './server';
  *   --context-window N  or SCRIPTED_LLM_CONTEXT_WINDOW: every model's context window in
  *                  tokens (JSON characters / 4); a larger request gets the provider's
  *                  context-overflow error. Default none; per model over `/_scripted/_window`
+ *   --rate-limit JSON  or SCRIPTED_LLM_RATE_LIMIT: every model's rate limit, e.g.
+ *                  '{"inputTokens":40000,"windowMs":60000}' (rate-limit.ts); above it a request
+ *                  gets the provider's own 429. Default none; per model over `/_scripted/_rate_limit`
  *   --refuse-unscripted  or SCRIPTED_LLM_REFUSE_UNSCRIPTED=1: a model with nothing scripted
  *                  gets a loud 400 naming it instead of the offline demo model's answer
  *                  (demo-model.ts), for a script that must not run short unnoticed
@@ -52,6 +56,7 @@ async function main(): Promise<void> {
       host: { type: 'string' },
       script: { type: 'string' },
       'context-window': { type: 'string' },
+      'rate-limit': { type: 'string' },
       'refuse-unscripted': { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
     },
@@ -72,11 +77,23 @@ async function main(): Promise<void> {
     throw new Error(`${name}: ${issue?.message ?? 'invalid value'}`);
   }
 
+  const rateLimitText = values['rate-limit'] ?? (process.env.SCRIPTED_LLM_RATE_LIMIT || undefined);
+  const rateLimitSource = values['rate-limit'] !== undefined ? '--rate-limit' : 'SCRIPTED_LLM_RATE_LIMIT';
+  let rateLimit: unknown;
+  if (rateLimitText !== undefined) {
+    try {
+      rateLimit = JSON.parse(rateLimitText);
+    } catch {
+      throw new Error(`${rateLimitSource}: must be JSON such as {"inputTokens":40000,"windowMs":60000}`);
+    }
+  }
+
   // Read before listening, so a bad file stops the process before anyone can connect.
   const scripts = values.script === undefined ? [] : await loadScripts(values.script);
 
   const llm = await startScriptedLlm({
     ...parsed.data,
+    ...(rateLimit === undefined ? {} : { rateLimit: withSource(rateLimitSource, () => checkedRateLimit('*', rateLimit)) }),
     allowNonLoopback,
     demo: !(values['refuse-unscripted'] || process.env.SCRIPTED_LLM_REFUSE_UNSCRIPTED === '1'),
     // Never the headers or the path: they may carry API keys.
@@ -97,6 +114,15 @@ async function main(): Promise<void> {
     process.once('SIGTERM', resolve);
   });
   await llm.close();
+}
+
+/** The setting's name in front of its one-line error, as for the other settings. */
+function withSource<T>(source: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new Error(`${source}: ${(error as Error).message.replace(/^scripted LLM: /, '')}`);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -22,6 +22,8 @@ export interface Exchange {
   holds: Holds;
   /** Called as each content frame goes out, with its 0-based index among the reply's content frames. */
   onContentSent?: (index: number) => void;
+  /** Sent with the response whatever it is, under the reply's own: a rate-limited model's headers (rate-limit-wire.ts). */
+  headers?: Record<string, string>;
 }
 
 /** Resolves `completed` or `reset`; rejects when the exchange's signal aborts. */
@@ -41,6 +43,7 @@ export async function play(scripted: ScriptedReply, ex: Exchange): Promise<'comp
     res.writeHead(reply.status, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
+      ...ex.headers,
       ...reply.headers,
     });
     await endResponse(res, signal, body);
@@ -54,7 +57,7 @@ export async function play(scripted: ScriptedReply, ex: Exchange): Promise<'comp
   // With no content the pause comes after the opening frame, or before any frame when there is none.
   const stallAfter = firstContent >= 0 ? firstContent : Math.min(0, frames.length - 1);
 
-  res.writeHead(200, dialect.streamHeaders());
+  res.writeHead(200, { ...dialect.streamHeaders(), ...ex.headers });
   res.flushHeaders();
   if (stallAfter < 0 && reply.stall) await stall(reply.stall, ex);
   let contentFrames = 0;

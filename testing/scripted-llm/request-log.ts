@@ -20,9 +20,10 @@ export type RequestOutcome = 'pending' | 'completed' | 'reset' | 'aborted-by-cli
  * loud 400), `invalid` (a request the server rejected), `over_window` (the provider's
  * context-overflow error for a request above the model's configured window), `unpaired`
  * (the provider's 400 for a tool call without its result or a result without its call,
- * pairing.ts), `summary` (the default answer to a compaction request).
+ * pairing.ts), `summary` (the default answer to a compaction request), `rate_limited` (the
+ * provider's 429 for a request above the model's rate limit, rate-limit.ts).
  */
-export type RecordedReplyKind = ScriptedReplyKind | 'echo' | 'unscripted' | 'invalid' | 'unpaired' | 'over_window' | 'summary';
+export type RecordedReplyKind = ScriptedReplyKind | 'echo' | 'unscripted' | 'invalid' | 'unpaired' | 'over_window' | 'summary' | 'rate_limited';
 
 /** `compact`: the request ends with the agent's compaction instruction (compaction.ts). */
 export type RequestPurpose = 'step' | 'compact';

@@ -59,6 +59,15 @@ import { z } from 'zod';
  * - The reply `{ kind: 'context_overflow' }` answers one request with the provider's
  *   context-overflow error whatever its size (`contextWindow` sets the window the message
  *   names; default one token less than the request). Script it N times for N requests.
+ *
+ * Rate limits (rate-limit.ts; `setRateLimit(model, { requests?, inputTokens?, outputTokens?,
+ * windowMs })`, `startScriptedLlm({ rateLimit })` or `--rate-limit JSON` for every model,
+ * `POST /_scripted/_rate_limit?model=…`): a request above the model's sliding window is
+ * refused with the provider's own 429 (Anthropic `rate_limit_error` with `retry-after`,
+ * OpenAI `rate_limit_exceeded`, Gemini `RESOURCE_EXHAUSTED` with a `RetryInfo`), plays no
+ * scripted reply and is recorded with `replyKind: 'rate_limited'`; every answer of a limited
+ * model carries the provider's rate-limit headers (rate-limit-wire.ts). `windowPeak(requests,
+ * windowMs)` (window-peak.ts) is the most any window held, for a test's "never exceeded".
  */
 
 const DurationMs = z.number().int().nonnegative();

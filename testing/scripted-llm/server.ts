@@ -8,6 +8,9 @@ import { Holds } from './holds';
 import { pairingFaults } from './pairing';
 import { isObject, parseJson, readBody, type BodyRead } from './http-io';
 import { play } from './playback';
+import { planReply } from './plan';
+import { RateLimits, type RateLimit } from './rate-limit';
+import { rateLimitedReply, rateLimitHeaders } from './rate-limit-wire';
 import { ReplyQueues } from './reply-queues';
 import { RequestLog, type RecordedReplyKind, type RecordedRequest, type RequestFilter, type RequestPurpose } from './request-log';
 import { parseReplies, type ScriptedReply } from './script';
@@ -18,6 +21,8 @@ import { openai } from './wire/openai';
 
 export type { RecordedRequest, RequestFilter, RequestOutcome, RecordedReplyKind, RequestPurpose } from './request-log';
 export type { ScriptedReply } from './script';
+export type { RateLimit } from './rate-limit';
+export { windowPeak, type WindowPeak } from './window-peak';
 export type { RequestedOutput } from './wire/structured-output';
 
 /**
@@ -50,6 +55,16 @@ export interface ScriptedLlm {
   setContextWindow(model: string, tokens: number | null): void;
   /** The model's window, its own or the server's default; undefined when it has none. */
   contextWindow(model: string): number | undefined;
+  /**
+   * Holds the model (`*`: every model without its own) to a sliding window of `windowMs` on
+   * requests, input tokens (JSON characters / 4) and output tokens (as its replies report
+   * them): a request above one is answered with the provider's own 429 and recorded as
+   * `rate_limited` (rate-limit.ts, rate-limit-wire.ts); every response of a limited model
+   * carries the provider's rate-limit headers. `null` removes the model's own limit.
+   */
+  setRateLimit(model: string, limit: RateLimit | null): void;
+  /** The model's limit, its own or `*`'s; undefined when it has none. */
+  rateLimit(model: string): RateLimit | undefined;
   /** Lets the model's requests held by `hold: true` go on; returns how many were waiting. */
   release(model: string): number;
   requests(filter?: RequestFilter): RecordedRequest[];
@@ -70,6 +85,8 @@ export interface ScriptedLlmOptions {
   onSettled?: (request: RecordedRequest) => void;
   /** A context window (tokens) for every model without one of its own (`setContextWindow`). Default: none. */
   contextWindow?: number;
+  /** A rate limit for every model without one of its own (`setRateLimit`). Default: none. */
+  rateLimit?: RateLimit;
   /**
    * Default true: a model with nothing scripted (and a name not starting with `echo`) is
    * answered by the offline demo model (demo-model.ts), as a new user's own prompt is.
@@ -109,6 +126,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
   const compactions = new ReplyQueues();
   const windows = new ContextWindows(opts.contextWindow === undefined ? undefined : checkedWindow(opts.contextWindow, 'contextWindow'));
   const holds = new Holds();
+  const rateLimits = new RateLimits();
+  if (opts.rateLimit) rateLimits.set('*', opts.rateLimit);
   const log = new RequestLog();
   const demo = opts.demo ?? true;
   const inflight = new Set<AbortController>();
@@ -127,8 +146,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     read: BodyRead,
     body: unknown,
     model: string,
-    request: { purpose: RequestPurpose; tokens: number },
-  ): { reply: ScriptedReply; replyKind: RecordedReplyKind } {
+    request: { purpose: RequestPurpose; tokens: number; at: number },
+  ): { reply: ScriptedReply; replyKind: RecordedReplyKind; headers?: Record<string, string> } {
     const invalid = (status: number, message: string, headers?: Record<string, string>) => ({
       reply: { kind: 'status' as const, status, message, ...(headers ? { headers } : {}) },
       replyKind: 'invalid' as const,
@@ -147,6 +166,18 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     // As a provider does: the refusal plays no scripted reply, which waits for a request that fits.
     const window = windows.of(model);
     if (window !== undefined && request.tokens > window) return { reply: { kind: 'context_overflow', contextWindow: window }, replyKind: 'over_window' };
+    // As a provider does: a request above a rate limit is refused before it is served, and costs nothing.
+    const admission = rateLimits.admit(model, request.at, request.tokens);
+    if (admission.limited && !admission.admitted) return { reply: rateLimitedReply(dialect.provider, model, admission, request.at), replyKind: 'rate_limited' };
+    const chosen = pickReply(dialect, body, model, request);
+    if (!admission.limited) return chosen;
+    const { reply } = chosen;
+    admission.countOutput(reply.kind === 'status' || reply.kind === 'context_overflow' ? 0 : planReply(reply, model, body).usage.outputTokens);
+    return { ...chosen, headers: rateLimitHeaders(dialect.provider, admission.buckets, request.at) };
+  }
+
+  /** The reply for a request the server serves: a compaction's, the next scripted one, an echo, the demo model's. */
+  function pickReply(dialect: Dialect, body: Record<string, unknown>, model: string, request: { purpose: RequestPurpose }): { reply: ScriptedReply; replyKind: RecordedReplyKind } {
 
     if (request.purpose === 'compact') {
       const compaction = compactions.shift(model);
@@ -189,7 +220,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     const fields = isObject(body) ? body : {};
     const model = route.model ?? dialect.modelFromBody(fields) ?? '';
     const request = { purpose: isCompactionRequest(dialect, fields) ? ('compact' as const) : ('step' as const), tokens: requestTokens(read.ok ? body : '') };
-    const { reply, replyKind } = chooseReply(dialect, url, read, parsed?.ok ? body : undefined, model, request);
+    const { reply, replyKind, headers } = chooseReply(dialect, url, read, parsed?.ok ? body : undefined, model, { ...request, at });
     const output = dialect.requestedOutput(fields);
 
     const record = log.add({
@@ -208,7 +239,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     try {
       const onSent = opts.onContentSent;
       const onContentSent = onSent && ((index: number) => onSent({ requestSeq: record.seq, model, index, at: performance.timeOrigin + performance.now() }));
-      const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds, ...(onContentSent ? { onContentSent } : {}) });
+      const outcome = await play(reply, { res, signal, dialect, model, body: fields, holds, ...(onContentSent ? { onContentSent } : {}), ...(headers ? { headers } : {}) });
       log.settle(record, outcome);
     } catch (error) {
       if (signal.aborted) {
@@ -238,7 +269,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     try {
       const url = new URL(req.url ?? '/', 'http://scripted-llm');
       if (url.pathname === CONTROL_PREFIX || url.pathname.startsWith(`${CONTROL_PREFIX}/`)) {
-        await handleControl(req, res, url, { queues, compactions, windows, holds, log });
+        await handleControl(req, res, url, { queues, compactions, windows, holds, log, rateLimits });
         return;
       }
       for (const dialect of DIALECTS) {
@@ -294,6 +325,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
     clear: (model) => queues.clear(model) + compactions.clear(model),
     setContextWindow: (model, tokens) => windows.set(model, tokens),
     contextWindow: (model) => windows.of(model),
+    setRateLimit: (model, limit) => rateLimits.set(model, limit),
+    rateLimit: (model) => rateLimits.of(model),
     release: (model) => holds.release(model),
     requests: (filter) => log.list(filter),
     waitForRequests: (n, filter, timeoutMs) => log.waitFor(n, filter, timeoutMs),
