@@ -1,48 +1,46 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take longest (seconds on this 2-core machine, from the clean-clone CI run
- * of 2026-12-01), started first. Vitest orders a clean clone's files by size, which says
- * little about time here (a small file can wait a minute on servers and retries), so a
- * long file could start last and leave one fork idle for its whole run. A file missing
- * from the list runs after them, in vitest's own order: a stale list costs time, never a test.
- * The CLI files (~) run most of their command lines in-process since 2026-12-02: their
- * figures are that run's scaled by each file's time beside its old version on one
- * machine, or less the process starts it no longer makes (about 1.3 s each),
- * and the session API's new files (?) are placed by their size; a CI run's
- * test-results/vitest.json gives the next figures.
+ * The files that take longest (seconds of a full `npx vitest run` on this 2-core machine on
+ * 2026-12-02 between 12:30 and 12:50 UTC, loaded by other work, so about 1.3-2 times a quiet
+ * CI run's; the order is what counts), started first. Vitest orders a clean clone's files by
+ * size, which says little about time here (a small file can wait a minute on servers and
+ * retries), so a long file could start last and leave one fork idle for its whole run. A file
+ * missing from the list runs after them, in vitest's own order: a stale list costs time,
+ * never a test. A CI run's test-results/vitest.json gives the next figures.
  */
 const SLOWEST = [
-  'bench-compare.test.ts', // 84
-  'bench.test.ts', // 70
-  'llm-retries.test.ts', // 60
-  'tracing.test.ts', // 55
-  'connection-tls.test.ts', // 50
-  'start.test.ts', // 49
-  'chat-page.test.ts', // ? Chromium, a gateway and a worker process
-  'mcp-crash.test.ts', // 45
-  'compiled-worker.test.ts', // 45
-  'docs-commands.test.ts', // 44
-  'package.test.ts', // 40
-  'replay-bites.test.ts', // 37
-  'client-errors.test.ts', // ~36
+  'bench-compare.test.ts', // 206
+  'bench.test.ts', // 150
+  'tracing.test.ts', // 141
+  'connection-tls.test.ts', // 105
+  'package.test.ts', // 96
+  'docs-commands.test.ts', // 77
+  'llm-retries.test.ts', // 69
+  'compiled-worker.test.ts', // 65
+  'start.test.ts', // 62
+  'replay-bites.test.ts', // 61
+  'mcp-crash.test.ts', // 48
+  'mcp-http.test.ts', // 35
+  'mcp-hostile.test.ts', // 35
   'namespace-check.test.ts', // 35
-  'encryption.test.ts', // 35
-  'ladder-departures.test.ts', // 35
-  'client-watch.test.ts', // 34
-  'mcp-http.test.ts', // ~32
-  'gateway-openai.test.ts', // ? a gateway and a worker process
-  'gateway-events-broker.test.ts', // ? a NATS server, restarted
-  'worker-shutdown.test.ts', // 29
-  'mcp-hostile.test.ts', // 28
-  'gateway-sessions.test.ts', // ?
-  'gateway-events.test.ts', // ?
-  'live-stream.test.ts', // ?
-  'many-workers.test.ts', // 25
-  'client-settings.test.ts', // ~22
-  'client-run.test.ts', // ~20
-  'client-log-chain.test.ts', // ~18
-  'approval.test.ts', // ~17
+  'ladder-departures.test.ts', // 33
+  'encryption.test.ts', // 32
+  'many-workers.test.ts', // 27
+  'client-errors.test.ts', // 26
+  'client-watch.test.ts', // 26
+  'chat-page.test.ts', // 24
+  'worker-shutdown.test.ts', // 24
+  'client-settings.test.ts', // 23
+  'bad-input.test.ts', // 19
+  'mcp-tools.test.ts', // 19
+  'client-log-chain.test.ts', // 15
+  'custom-tools.test.ts', // 15
+  'gateway-events.test.ts', // 12
+  'client-run.test.ts', // 12
+  'approval.test.ts', // 12
+  'live-stream.test.ts', // 10
+  'gateway-sessions.test.ts', // 10
 ];
 
 export default class SlowFirstSequencer extends BaseSequencer {
