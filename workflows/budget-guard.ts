@@ -53,11 +53,12 @@ export class BudgetGuard {
 
   /**
    * As `admit`, without a promise when nothing waits (no warning to approve), so a step
-   * awaits nothing for it (step.ts). A refusal is thrown at once, as `admit` throws it.
+   * awaits nothing for it (step.ts); then a refusal is thrown at once.
    */
   admitting(turn: number, step: number): Promise<void> | undefined {
+    if (this.#warningDue()) return this.admit(turn, step);
     this.#refuseOver(this.spend(), 1);
-    return this.#warningDue() ? this.admit(turn, step) : undefined;
+    return undefined;
   }
 
   /** The warning share is passed and nobody has approved going on past it yet. */
