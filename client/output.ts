@@ -112,6 +112,11 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
     }
     case 'step/start':
       return `${dim(where)} · llm ${e.model}`;
+    case 'model/switched':
+      // A fallback is news even in a live view: the step goes on with another model, and why.
+      return e.why === 'fallback'
+        ? `${dim(where)} · ${yellow('model')} ${e.from} → ${e.to} ${dim('·')} fallback after ${red(e.failure?.type ?? 'a failure')}${e.failure ? `: ${truncate(e.failure.message, 200)}` : ''}`
+        : `${dim(where)} · ${yellow('model')} ${e.from} → ${e.to} ${dim('· back to the first model')}`;
     case 'step/end':
       if (e.status === 'completed') return all ? `${dim(where)} ${green('completed')}` : undefined;
       return `${dim(where)} ${red(e.status)}${e.failure ? `: ${e.failure.type}: ${e.failure.message}` : ''}`;

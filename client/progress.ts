@@ -6,7 +6,7 @@ import { contextQuery, stateQuery, type ImplausibleUsage, type SessionState } fr
 import { TIMEOUT_ERROR_TYPES, WORKFLOW_ERROR_TYPES } from '../contracts/errors';
 import type { LlmHeartbeat } from '../contracts/llm-call';
 import { policyInForce } from '../contracts/retry-policy';
-import { retryingLine } from '../contracts/live-progress-lines';
+import { limitWaitLine, retryingLine } from '../contracts/live-progress-lines';
 import { dim, formatCost } from './output';
 import type { SessionHandle } from './sessions';
 
@@ -143,11 +143,14 @@ export function describeProgress(progress: Progress, now: number): string[] {
   const settings = state.settings as SessionState['settings'] | undefined;
   const where = `turn ${state.turn} · step ${state.step}${settings ? `/${settings.maxSteps}` : ''}`;
   for (const a of progress.activities) {
-    const kind = a.activityType === 'callLlm' ? (isCompaction(a) ? 'compact' : `llm ${state.model}`) : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
+    const kind = a.activityType === 'callLlm' ? (isCompaction(a) ? 'compact' : `llm ${state.modelInForce ?? state.model}`) : a.activityType === 'runTool' || a.activityType === 'callMcpTool' ? 'tool' : a.activityType;
     const attempts = a.activityType === 'callLlm' ? llmAttempts(state.retryPolicy) : a.maximumAttempts;
     const of = attempts > 0 ? `${a.attempt}/${attempts}` : `${a.attempt}`;
     if (a.nextAttemptAt !== undefined && a.nextAttemptAt > now && a.lastFailure) {
       lines.push(`${where} · ${kind} · ${retryingLine({ retryInMs: a.nextAttemptAt - now, attempt: a.attempt, maxAttempts: attempts, failureType: a.lastFailure.type })}`);
+    } else if (a.heartbeat?.waiting) {
+      // Held by the fleet limits (docs/fleet-limits.md): no request has left yet.
+      lines.push(`${where} · ${kind} · ${limitWaitLine(a.heartbeat.waiting, now)}`);
     } else if (a.heartbeat?.thinkingChars && !a.heartbeat.textChars) {
       // Thinking, dimmed: it is not the answer, and the answer has not started.
       const tail = (a.heartbeat.thinkingTail ?? '').replace(/\s+/g, ' ').slice(-60);

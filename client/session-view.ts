@@ -18,6 +18,8 @@ export interface SessionView {
   /** Why a session that ended by itself did: asked to (`end`), or idle for its idle timeout. */
   endedBy?: SessionResult['endedBy'];
   model: string | null;
+  /** The fallback that answers the session's calls now, when a step switched to one (docs/fallback.md); absent on the first model. */
+  modelInForce?: string;
   /** The worker's agent the session was started as (`start --agent`); absent for one started without. */
   agent?: string;
   /** The session's own state: absent when a closed session's could not be read (no worker replayed it), and then `unavailable` says why. */
@@ -83,6 +85,7 @@ function fromState(state: SessionState, modelWindows: ModelWindowTable | undefin
   return {
     status: state.status,
     model: state.model,
+    ...(state.modelInForce === undefined ? {} : { modelInForce: state.modelInForce }),
     ...(state.agent ? { agent: state.agent.name } : {}),
     turn: state.turn,
     step: state.step,
@@ -101,7 +104,9 @@ function fromState(state: SessionState, modelWindows: ModelWindowTable | undefin
 /** Compared with what `start --model M` alone gives: the defaults and the model's window as the client's table knows it. */
 function changedSettings(state: SessionState, modelWindows: ModelWindowTable | undefined): (keyof SessionSettings)[] {
   const bare = { model: state.model };
-  const defaults: Record<string, unknown> = settingsInForce(SessionInputSchema.parse({ ...bare, ...knownWindow(bare, modelWindows) }));
+  // The window a start would resolve for the same chain: fallbacks change it, and are listed themselves.
+  const window = knownWindow({ ...bare, ...(state.settings.fallbacks ? { fallbacks: state.settings.fallbacks } : {}) }, modelWindows);
+  const defaults: Record<string, unknown> = settingsInForce(SessionInputSchema.parse({ ...bare, ...window }));
   return (Object.keys(state.settings) as (keyof SessionSettings)[]).filter(
     (name) => !BUDGET_SETTINGS.has(name) && JSON.stringify(state.settings[name]) !== JSON.stringify(defaults[name]),
   );

@@ -17,7 +17,7 @@ import {
   type TurnOutcome,
 } from '../contracts/api';
 import type { SessionSettings } from '../contracts/session-settings';
-import { windowOf, type ModelWindowTable } from '../contracts/model-windows';
+import { chainWindow, type ModelWindowTable } from '../contracts/model-windows';
 import { spendBeyond, spendOf, type Spend } from '../contracts/spend';
 import type { agentSession } from '../workflows/session';
 import type { Message, StopReason, Usage } from '../contracts/messages';
@@ -151,11 +151,12 @@ function withRunId(handle: WorkflowHandle<typeof agentSession>, runId: string | 
  * worker that runs it has. A model the table does not know gets none, and the session
  * does not compact (watch says so).
  */
-export function knownWindow(input: Pick<StartOptions, 'model' | 'contextWindow'>, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
+export function knownWindow(input: Pick<StartOptions, 'model' | 'contextWindow' | 'fallbacks'>, table: ModelWindowTable | undefined): Pick<SessionInput, 'contextWindow'> {
   // Without a model here the session refuses its input; the window has nothing to go with.
   if (input.contextWindow !== undefined || input.model === undefined) return {};
-  const window = windowOf(input.model, table);
-  return window ? { contextWindow: window.contextWindow } : {};
+  // A step may go to any model of the chain: the smallest window known among them (docs/fallback.md).
+  const window = chainWindow([input.model, ...(input.fallbacks ?? [])], table);
+  return window === undefined ? {} : { contextWindow: window };
 }
 
 export interface TurnResult<O = unknown> {

@@ -3,11 +3,12 @@ import { z } from 'zod';
 import { BudgetSchema, type Budget, type BudgetUpdate } from './budget';
 import { MAX_EVENT_LIST_ENTRIES, ReasoningSchema, UsageSchema, type Usage } from './messages';
 import { ModelRefSchema } from './model-ref';
+import { SessionPrioritySchema } from './fleet-limits';
 import { SessionRetryPolicySchema, type SessionRetryPolicy } from './retry-policy';
 import { FailureSummarySchema, SessionLogSchema, type SessionEvent } from './session-log';
 import { SpendSchema, type Spend } from './spend';
 import { MaxRepeatsSchema, TurnTimeoutSchema } from './turn-limits';
-import { COMPACT_AT, CompactAtSchema, SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
+import { COMPACT_AT, CompactAtSchema, MAX_FALLBACKS, SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
 import { CustomToolNameSchema, CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
 import { AgentRecordSchema, type AgentRecord } from './agents/agent-record';
@@ -95,6 +96,17 @@ const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...Mc
 export const SessionInputSchema = z
   .object({
     model: ModelRefSchema,
+    /**
+     * Models a step goes to, in order, when its call to the model before fails on an
+     * overload, a 5xx or the network (docs/fallback.md); none when absent.
+     */
+    fallbacks: z.array(ModelRefSchema).min(1, { error: 'must name at least one model' }).max(MAX_FALLBACKS, { error: `must name at most ${MAX_FALLBACKS} models` }).optional(),
+    /** With fallbacks: how long a model may be failing before a call goes to the next (SESSION_LIMITS). */
+    fallbackAfterMs: boundedInt('fallbackAfterMs').optional(),
+    /** With fallbacks: back to the first model this long after a switch; absent: at the next turn. */
+    fallbackReturnAfterMs: boundedInt('fallbackReturnAfterMs').optional(),
+    /** Under the fleet limits, interactive sessions' calls are granted before batch ones'; absent: interactive. */
+    priority: SessionPrioritySchema.optional(),
     system: z.string().max(100_000, { error: 'must be at most 100000 characters' }).optional(),
     /** Absent: the default ladder. `null`: one attempt per LLM call, nothing else changed. */
     retryPolicy: SessionRetryPolicySchema.optional(),
@@ -181,6 +193,11 @@ export const SessionInputSchema = z
           outcomes: z.array(TurnOutcomeSchema).max(MAX_EVENT_LIST_ENTRIES).optional(),
           /** The latest MCP tool list when it fell before the tail: the next run records it again first. */
           toolsListed: ToolsListedSchema.optional(),
+          /**
+           * The fallback in force when the last run ended: its place in the chain
+           * [model, ...fallbacks] and the workflow time of the switch. Absent: the first model.
+           */
+          modelInForce: z.object({ index: z.number().int().positive().max(MAX_FALLBACKS), since: z.number().nonnegative() }).strict().optional(),
         }),
       )
       .optional(),
@@ -256,7 +273,10 @@ export interface PendingApproval {
 export interface SessionState {
   /** `failed`: idle, and its last turn did not complete (the same value as the AgentStatus search attribute). */
   status: 'idle' | 'running' | 'failed' | 'ended';
+  /** The session's first model, the one each turn starts on (docs/fallback.md). */
   model: string;
+  /** The fallback answering the session's calls now, when it is not `model`; absent from workers from before fallbacks. */
+  modelInForce?: string;
   system?: string;
   turn: number;
   /** The step running now, or the last one. */

@@ -33,6 +33,18 @@ export function isRetryableLlmErrorType(type: string): type is RetryableLlmError
   return (RETRYABLE_LLM_ERROR_TYPES as readonly string[]).includes(type);
 }
 
+/**
+ * LLM-call failures a session with fallbacks takes to its next model (docs/fallback.md):
+ * the provider or the way to it is down, which another provider is not. Never `rate_limit`
+ * (the fleet limits wait for the account's budget, docs/fleet-limits.md), nor a failure the
+ * next model would share: a bad request, a blocked prompt, a spent quota of this account.
+ */
+export const FALLBACK_LLM_ERROR_TYPES = ['overloaded', 'server_error', 'network_error', 'timeout'] as const satisfies readonly RetryableLlmErrorType[];
+
+export function isFallbackLlmErrorType(type: string): type is (typeof FALLBACK_LLM_ERROR_TYPES)[number] {
+  return (FALLBACK_LLM_ERROR_TYPES as readonly string[]).includes(type);
+}
+
 /** Details attached to every LLM-call ApplicationFailure, shown in the UI and read by the client. */
 export interface LlmFailureDetails {
   provider: string;
@@ -43,7 +55,8 @@ export interface LlmFailureDetails {
   stopReason?: RetryStopReason;
 }
 
-export type RetryStopReason = 'not_retryable' | 'max_retries' | 'budget_exhausted' | 'retry_after_too_long' | 'retry_off';
+/** `fallback`: the session has a next model, and this one has been failing for its `fallbackAfterMs` (docs/fallback.md). */
+export type RetryStopReason = 'not_retryable' | 'max_retries' | 'budget_exhausted' | 'retry_after_too_long' | 'retry_off' | 'fallback';
 
 /**
  * The type Temporal's SDK core gives an activity whose result is above the payload limit.

@@ -1,4 +1,5 @@
 import type { Budget } from './budget';
+import type { LimitWait } from './fleet-limits';
 import { BUDGET_APPROVAL_ID } from './budget';
 import type { SessionStatusUpdate } from './session-status-sinks';
 import type { Spend } from './spend';
@@ -13,6 +14,21 @@ import type { Spend } from './spend';
 export function retryingLine(p: { retryInMs: number; attempt: number; maxAttempts: number; failureType: string }): string {
   const of = p.maxAttempts > 0 ? `${p.attempt}/${p.maxAttempts}` : `${p.attempt}`;
   return `retrying in ${Math.max(0, Math.ceil(p.retryInMs / 1000))} s (attempt ${of}): ${p.failureType}`;
+}
+
+const WAITED_FOR: Record<LimitWait['reason'], string> = {
+  provider_backoff: 'the provider to take requests again',
+  concurrency: 'a free call slot',
+  requests: 'the request budget',
+  input_tokens: 'the token budget',
+  output_tokens: 'the output token budget',
+};
+
+/** `waiting for the anthropic token budget, ~8 s`: a call held by the fleet limits (docs/fleet-limits.md), `etaMs` from `nowMs`. */
+export function limitWaitLine(wait: LimitWait, nowMs: number): string {
+  const left = Math.max(0, Math.ceil((wait.since + wait.etaMs - nowMs) / 1000));
+  const what = WAITED_FOR[wait.reason];
+  return `waiting for ${what.startsWith('the ') ? `the ${wait.provider} ${what.slice(4)}` : `${what} of ${wait.provider}`}, ~${left} s`;
 }
 
 /** `llm anthropic:claude-sonnet-4-5 · running (attempt 2/11)`; a first attempt says no count. */

@@ -50,7 +50,7 @@ export const ProgressFrameSchema = z.object({
   ...sessionRef,
   turn: z.number().int().nonnegative(),
   step: z.number().int().nonnegative(),
-  state: z.enum(['llm_started', 'llm_retrying', 'approval_waiting', 'approval_decided', 'budget', 'turn_idle']),
+  state: z.enum(['llm_started', 'llm_retrying', 'llm_waiting', 'approval_waiting', 'approval_decided', 'budget', 'turn_idle']),
   line: z.string(),
   attempt: z.number().int().positive().optional(),
   maxAttempts: z.number().int().positive().optional(),

@@ -1,6 +1,7 @@
 import { defineQuery } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { AssistantMessage, LlmRequest } from './messages';
+import type { LimitWait, SessionPriority } from './fleet-limits';
 import type { SessionRetryPolicy } from './retry-policy';
 
 /**
@@ -59,6 +60,14 @@ export interface LlmCallInput {
   retryPolicy: SessionRetryPolicy;
   /** What earlier schedules of this same call spent of its ladder; absent on its first schedule. */
   ladder?: LadderSoFar;
+  /** The session's priority under the fleet limits (docs/fleet-limits.md); absent: interactive. */
+  priority?: SessionPriority;
+  /**
+   * Present when the call's model has a fallback after it (docs/fallback.md): the ladder
+   * stops early, with stop reason `fallback`, on a failure a fallback takes once this call,
+   * or its provider and model on this worker, has been failing this long.
+   */
+  fallbackAfterMs?: number;
 }
 
 /**
@@ -78,6 +87,8 @@ export const LadderSoFarSchema = z
      * Temporal waited to retry it, and that wait's end went with it.
      */
     waitMs: z.number().int().nonnegative().optional(),
+    /** Time spent waiting for the fleet limits since the first failure: it does not count against the budget. */
+    limitWaitedMs: z.number().int().nonnegative().optional(),
   })
   .strict();
 export type LadderSoFar = z.infer<typeof LadderSoFarSchema>;
@@ -110,4 +121,8 @@ export interface LlmHeartbeat {
   thinkingChars?: number;
   /** `compact`: the call is a compaction (absent: a step's call, and from workers that predate it). */
   purpose?: 'compact';
+  /** Present while the attempt waits for a lease of the fleet limits (contracts/fleet-limits.ts). */
+  waiting?: LimitWait;
+  /** Time waited for the fleet limits since the first failure, excluded from the ladder's budget. */
+  limitWaitedMs?: number;
 }

@@ -85,7 +85,17 @@ export function windowOf(model: string, table: ModelWindowTable = MODEL_WINDOWS)
   return base === undefined ? undefined : table[base];
 }
 
-/** The window a session compacts against: its own setting, else its model's entry; null when neither is known. */
-export function sessionContextWindow(config: { model: string; contextWindow?: number | undefined }): number | null {
-  return config.contextWindow ?? windowOf(config.model)?.contextWindow ?? null;
+/**
+ * The window a session compacts against: its own setting, else the smallest known window of
+ * its model and its fallbacks (a step may go to any of them, docs/fallback.md; a model
+ * without an entry is left out); null when none is known.
+ */
+export function sessionContextWindow(config: { model: string; fallbacks?: readonly string[] | undefined; contextWindow?: number | undefined }): number | null {
+  return config.contextWindow ?? chainWindow([config.model, ...(config.fallbacks ?? [])]) ?? null;
+}
+
+/** The smallest context window among these models' known entries; undefined when the table knows none of them. */
+export function chainWindow(models: readonly string[], table: ModelWindowTable = MODEL_WINDOWS): number | undefined {
+  const known = models.flatMap((model) => windowOf(model, table)?.contextWindow ?? []);
+  return known.length === 0 ? undefined : Math.min(...known);
 }

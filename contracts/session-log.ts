@@ -38,6 +38,13 @@ export const SessionEventSchema = z.lazy(() =>
       output: z.unknown().optional(),
     }),
     z.object({ type: z.literal('step/start'), ...at, ...stepRef, model: z.string() }),
+    /**
+     * The session's model changed (docs/fallback.md). `fallback`: the step's call to `from`
+     * failed with `failure` on a failure a fallback takes (recorded inside the step, before
+     * its call to `to`). `return`: back to the first model, at a turn's start or after
+     * `fallbackReturnAfterMs` (recorded before the step/start that uses it).
+     */
+    z.object({ type: z.literal('model/switched'), ...at, ...stepRef, from: z.string(), to: z.string(), why: z.enum(['fallback', 'return']), failure: FailureSummarySchema.optional() }),
     z.object({ type: z.literal('step/end'), ...at, ...stepRef, status: EndStatusSchema, failure: FailureSummarySchema.optional() }),
     z.object({ type: z.literal('assistant'), ...at, ...stepRef, message: AssistantMessageSchema }),
     /**

@@ -50,7 +50,17 @@ export const SESSION_LIMITS = {
   contextWindow: { min: 1_000, max: 10_000_000 },
   /** Tool results larger than 4 KiB from more than this many turns back are sent as one line. */
   clearToolResultsAfter: { min: 1, max: 10_000 },
+  /**
+   * With fallbacks: a call (or its provider and model on the worker) failing this long on a
+   * failure a fallback takes goes to the next model without waiting out the ladder's budget.
+   */
+  fallbackAfterMs: { min: 1_000, max: 240_000, default: 30_000 },
+  /** With fallbacks: back to the first model this long after a switch; absent, at the next turn. */
+  fallbackReturnAfterMs: { min: 1_000, max: 7 * 24 * 3600_000 },
 } as const;
+
+/** Models after the first a session may fall back to. */
+export const MAX_FALLBACKS = 4;
 
 /**
  * The share of the context window the next request may reach before the session compacts

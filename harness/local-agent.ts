@@ -12,7 +12,13 @@ import type { ToolActivities } from '../contracts/tools/tool-outcome';
 import type { AgentDefinition } from '../contracts/agents/agent-definition';
 import type { CustomTool } from '../contracts/tools/custom-tool';
 import { PROJECT_ROOT } from './temporal-binaries';
-import { cachedWorkflowBundle } from './workflow-bundle-cache';
+import { cachedWorkflowBundle, cachedWorkflowBundleFile } from './workflow-bundle-cache';
+
+const BUNDLE_CACHE = {
+  root: PROJECT_ROOT,
+  workflowsPath: WORKFLOWS_PATH,
+  cacheDir: path.join(PROJECT_ROOT, 'node_modules', '.cache', 'durable-agent-worker', 'workflow-bundles'),
+};
 
 let bundle: Promise<WorkflowBundle> | undefined;
 /**
@@ -21,12 +27,13 @@ let bundle: Promise<WorkflowBundle> | undefined;
  * each process reads it once.
  */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= cachedWorkflowBundle({
-    root: PROJECT_ROOT,
-    workflowsPath: WORKFLOWS_PATH,
-    cacheDir: path.join(PROJECT_ROOT, 'node_modules', '.cache', 'durable-agent-worker', 'workflow-bundles'),
-  });
+  bundle ??= cachedWorkflowBundle(BUNDLE_CACHE);
   return bundle;
+}
+
+/** The same bundle's file, for worker processes (AGENT_WORKFLOW_BUNDLE), so each one starts without webpack. */
+export function workflowBundleFile(): Promise<string | undefined> {
+  return cachedWorkflowBundleFile(BUNDLE_CACHE);
 }
 
 export interface LocalAgent {

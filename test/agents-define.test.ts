@@ -1,9 +1,14 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentCatalogueOf } from '../activities/agents/agent-catalogue';
 import { defineAgent, type AgentConfig } from '../contracts/agents/agent-definition';
-import { withAgentSettings } from '../contracts/agents/agent-record';
+import { AgentRecordSchema, withAgentSettings } from '../contracts/agents/agent-record';
+import { SessionRunInputSchema } from '../contracts/api';
 import { defineTool } from '../contracts/tools/custom-tool';
+import { PROJECT_ROOT } from '../harness/temporal-binaries';
 
 const lookupOrder = defineTool({
   name: 'lookup_order',
@@ -33,6 +38,9 @@ describe('defineAgent', () => {
     ['a setting out of its bounds', { ...support, settings: { maxSteps: 0 } }, 'agent "support": settings: maxSteps: must be a whole number from 1 to 500'],
     ['an unknown setting', { ...support, settings: { maxStep: 3 } as never }, 'agent "support": settings: Unrecognized key: "maxStep"'],
     ['a bad MCP server name', { ...support, mcp: ['a b'] }, 'agent "support": mcp:'],
+    ['a fallback that is not a model', { ...support, settings: { fallbacks: ['gpt-5'] } }, 'agent "support": settings: fallbacks.0: model must be "provider:model"'],
+    ['a fallback time out of its bounds', { ...support, settings: { fallbackAfterMs: 500 } }, 'agent "support": settings: fallbackAfterMs: must be a whole number from 1000 to 240000'],
+    ['an unknown priority', { ...support, settings: { priority: 'urgent' as never } }, 'agent "support": settings: priority: must be interactive or batch'],
   ])('refuses %s in one line naming the agent', (_, config, message) => {
     expect(() => defineAgent(config as AgentConfig)).toThrow(message);
   });
@@ -51,5 +59,41 @@ describe("a worker's agents", () => {
     ]);
     const record = entry?.record;
     expect(withAgentSettings({ agent: record, maxSteps: 3, maxTokens: undefined })).toMatchObject({ model: 'anthropic:claude-sonnet-4-5', maxSteps: 3, tools: ['read_file'], customTools: ['lookup_order'] });
+  });
+});
+
+describe("an agent's fallbacks and priority", () => {
+  const withFallbacks = defineAgent({
+    ...support,
+    settings: { fallbacks: ['openai:gpt-5', 'google:gemini-2.5-pro'], fallbackAfterMs: 20_000, fallbackReturnAfterMs: 600_000, priority: 'batch' },
+  });
+
+  it('reach the session its record starts, through the record as Temporal carries it, a session\'s own setting winning', () => {
+    const [entry] = agentCatalogueOf([withFallbacks]);
+    const record = AgentRecordSchema.parse(JSON.parse(JSON.stringify(entry?.record)));
+    const input = SessionRunInputSchema.parse(withAgentSettings({ agent: record, priority: 'interactive' }));
+    expect(input).toMatchObject({
+      model: 'anthropic:claude-sonnet-4-5',
+      fallbacks: ['openai:gpt-5', 'google:gemini-2.5-pro'],
+      fallbackAfterMs: 20_000,
+      fallbackReturnAfterMs: 600_000,
+      priority: 'interactive',
+    });
+  });
+
+  it('as docs/fallback.md defines them: the example agent starts sessions with its fallbacks', async () => {
+    const text = await readFile(path.join(PROJECT_ROOT, 'docs', 'fallback.md'), 'utf8');
+    const block = /## Settings\n[^]*?```ts\n([^]*?)```/.exec(text)?.[1];
+    if (!block) throw new Error('docs/fallback.md has no ts block under "## Settings"');
+    const file = path.join(PROJECT_ROOT, 'test-results', 'docs-fallback-example.ts');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, block.replace("from 'durable-agent-worker'", `from ${JSON.stringify(path.join(PROJECT_ROOT, 'index.ts'))}`));
+    const { support: documented } = (await import(pathToFileURL(file).href)) as { support: ReturnType<typeof defineAgent> };
+    const [entry] = agentCatalogueOf([documented]);
+    expect(SessionRunInputSchema.parse(withAgentSettings({ agent: entry?.record }))).toMatchObject({
+      model: 'anthropic:claude-sonnet-4-5',
+      fallbacks: ['openai:gpt-5', 'google:gemini-2.5-pro'],
+      fallbackAfterMs: 20_000,
+    });
   });
 });

@@ -46,6 +46,15 @@ describe('a bad session setting on start and run', () => {
     [['--clear-tool-results-after', '0'], 'client: --clear-tool-results-after must be a whole number from 1 to 10000, got "0"'],
     [['--retry-policy', '{"maxRetries":99}'], 'client: --retry-policy: invalid retry policy: maxRetries: maxRetries must be at most 10'],
     [['--system', 'x', '--system-file', import.meta.filename], 'client: --system and --system-file both set system; give one of them'],
+    [['--fallback', 'gpt-5'], 'client: --fallback: bad model "gpt-5": model must be "provider:model" with provider one of anthropic, openai, google (e.g. "anthropic:claude-sonnet-4-5")'],
+    [['--fallback', 'openai:gpt-5,acme:x'], 'client: --fallback: bad model "acme:x": model must be "provider:model" with provider one of anthropic, openai, google (e.g. "anthropic:claude-sonnet-4-5")'],
+    [['--fallback', 'openai:gpt-5, openai:gpt-5'], 'client: --fallback gives openai:gpt-5 twice'],
+    [['--fallback', 'openai:a,openai:b,google:c,google:d,anthropic:e'], 'client: --fallback must name at most 4 models'],
+    [['--fallback', ' , '], 'client: --fallback needs a comma-separated list of models, e.g. --fallback openai:gpt-5,google:gemini-2.5-pro'],
+    [['--fallback-after', '0.5s'], 'client: --fallback-after must be a duration from 1 s to 4 m, such as 30s or 2m, got "0.5s"'],
+    [['--fallback-after', '5m'], 'client: --fallback-after must be a duration from 1 s to 4 m, such as 30s or 2m, got "5m"'],
+    [['--fallback-return-after', 'later'], 'client: --fallback-return-after must be a duration from 1 s to 168 h, such as 10m or 1h, got "later"'],
+    [['--priority', 'urgent'], 'client: --priority must be interactive or batch, got "urgent"'],
   ];
   const commands = [['start'], ['run', '--prompt', 'hi']];
 
@@ -164,6 +173,21 @@ describe('the flags check with the session schema', () => {
       expect(() => sessionOptionsFrom({ 'compact-at': String(value) }, env)).toThrow(`--compact-at must be a fraction of the context window from ${COMPACT_AT.min} to ${COMPACT_AT.max}`);
       expect(SessionInputSchema.safeParse({ model, compactAt: value }).success).toBe(false);
     }
+  });
+
+  it.each([
+    ['fallback-after', 'fallbackAfterMs'],
+    ['fallback-return-after', 'fallbackReturnAfterMs'],
+  ] as const)('--%s takes a duration within the range the session accepts for %s', (flag, setting) => {
+    const { min, max } = SESSION_LIMITS[setting];
+    expect(sessionOptionsFrom({ [flag]: `${min / 1000}s` }, env)[setting]).toBe(min);
+    expect(sessionOptionsFrom({ [flag]: `${max / 60_000}m` }, env)[setting]).toBe(max);
+    expect(() => sessionOptionsFrom({ [flag]: `${max + 1}ms` }, env)).toThrow(`--${flag} must be a duration from ${min / 1000} s to `);
+    expect(SessionInputSchema.safeParse({ model, [setting]: max + 1 }).success).toBe(false);
+  });
+
+  it('reads --fallback as the session\'s fallbacks, in order, and --priority as its priority', () => {
+    expect(sessionOptionsFrom({ fallback: 'openai:gpt-5, google:gemini-2.5-pro', priority: 'batch' }, env)).toMatchObject({ fallbacks: ['openai:gpt-5', 'google:gemini-2.5-pro'], priority: 'batch' });
   });
 
   it('turns --retry-policy off into no retries, default into the default ladder, JSON into a whole policy', () => {

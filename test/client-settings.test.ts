@@ -10,6 +10,7 @@ import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { useTempDir } from './support/temp-dir';
 import { runEntry } from './support/cli';
 import { runInProcess } from './support/cli-in-process';
+import { blocksRunBy, DocLines } from './support/doc-blocks';
 
 const workspace = useTempDir('client-settings-');
 const slowTarget = useSlowTarget();
@@ -234,6 +235,43 @@ describe('the settings in force', () => {
     const { workflowId } = JSON.parse(result.stdout);
     expect((await handle(workflowId).query(stateQuery)).settings).toMatchObject({ maxSteps: 12, tools: ['write_file'] });
     await handle(workflowId).terminate('test cleanup');
+  });
+
+  it('--fallback, --fallback-after, --fallback-return-after and --priority reach the started session\'s input, for start as docs/fallback.md runs it and for run', async () => {
+    const lines = new DocLines(await blocksRunBy('test/client-settings.test.ts'));
+    const { argv } = lines.take(/ start .*--fallback /);
+    expect(lines.untaken()).toEqual([]);
+    expect(argv.slice(0, 4)).toEqual(['npm', 'run', 'client', '--']);
+    const started = await cli(argv.slice(4));
+    expect(started.code, started.stderr).toBe(0);
+    const { workflowId } = JSON.parse(started.stdout);
+    const documented = { fallbacks: ['openai:gpt-5', 'google:gemini-2.5-pro'], fallbackAfterMs: 20_000, fallbackReturnAfterMs: 600_000 };
+    expect((await handle(workflowId).query(stateQuery)).settings).toMatchObject(documented);
+    await handle(workflowId).terminate('test cleanup');
+
+    const flags = ['--fallback', 'google:gemini-2.5-pro', '--fallback-after', '1m', '--fallback-return-after', '2h', '--priority', 'batch'];
+    const expected = { fallbacks: ['google:gemini-2.5-pro'], fallbackAfterMs: 60_000, fallbackReturnAfterMs: 7_200_000, priority: 'batch' };
+    const ran = await runJson(['--prompt', 'hi', '--model', `anthropic:echo-${newModel('fallback-run')}`, ...flags, '--keep']);
+    expect(ran.settings).toMatchObject(expected);
+    expect((await handle(ran.workflowId).query(stateQuery)).settings).toMatchObject(expected);
+    await handle(ran.workflowId).terminate('test cleanup');
+  });
+
+  it('--fallback-after 1s: a step whose provider is down goes to the next model after 1 s of 529s, and the next session on that worker after its first 529', async () => {
+    const down = newModel('down');
+    const up = newModel('up');
+    h().llm.script(down, ...Array.from({ length: 3 }, () => ({ kind: 'status', status: 529 }) as const));
+    h().llm.script(up, { kind: 'text', text: 'answered by the fallback' }, { kind: 'text', text: 'answered by the fallback again' });
+    const flags = ['--model', `anthropic:${down}`, '--fallback', `openai:${up}`, '--fallback-after', '1s'];
+    const first = await runJson(['--prompt', 'hi', ...flags]);
+    expect(first).toMatchObject({ status: 'completed', reason: 'answered' });
+    expect(first.messages.at(-1)).toMatchObject({ role: 'assistant', text: 'answered by the fallback' });
+    // Retry 1 waits 0.5 to 1 s, ending within the second; retry 2 would end past it.
+    expect(h().llm.requests({ model: down })).toHaveLength(2);
+    const second = await runJson(['--prompt', 'hi', ...flags]);
+    expect(second.messages.at(-1)).toMatchObject({ role: 'assistant', text: 'answered by the fallback again' });
+    // The worker has seen the model failing for longer than 1 s: the new call moves on after its first 529.
+    expect(h().llm.requests({ model: down })).toHaveLength(3);
   });
 });
 

@@ -48,7 +48,8 @@ describe('a turn as the Responses API streams it, from the feed', () => {
     response.start();
     response.log({ type: 'step/start', seq: 2, at: 0, turn: 1, step: 1, model: 'anthropic:m' });
     const texts = () => events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : []));
-    return { response, texts, types: () => events.map((e) => e.type), numbers: () => events.map((e) => e.sequence_number) };
+    const done = () => events.flatMap((e) => (e.type === 'response.output_text.done' ? [e.text] : []));
+    return { response, texts, done, types: () => events.map((e) => e.type), numbers: () => events.map((e) => e.sequence_number) };
   };
   const at = { seq: 4, at: 0, turn: 1, step: 1 };
 
@@ -102,6 +103,19 @@ describe('a turn as the Responses API streams it, from the feed', () => {
     response.delta(delta(1, 3, 'p!'));
     response.log(answer('Hello'));
     expect(texts()).toEqual(['Hel', 'lo']);
+  });
+
+  it("after a switch to a fallback, adds none of the fallback's text to the failed call's: the done event and the response have the answer alone", () => {
+    const { response, texts, done } = streamed();
+    // The failed call's words, then a fallback's call of the same step, whose attempts count from 1 again.
+    response.delta(delta(1, 0, 'The answer is 4'));
+    response.log({ type: 'model/switched', seq: 3, at: 0, turn: 1, step: 1, from: 'anthropic:m', to: 'openai:n', why: 'fallback', failure: { type: 'network_error', message: 'the stream ended early' } });
+    response.delta(delta(1, 0, 'It is 42, '));
+    response.delta(delta(1, 10, 'as the calculator says.'));
+    response.log({ ...answer('It is 42, as the calculator says.'), seq: 4 });
+    expect(texts()).toEqual(['The answer is 4']);
+    expect(done()).toEqual(['It is 42, as the calculator says.']);
+    expect(response.snapshot().output).toMatchObject([{ type: 'message', status: 'completed', content: [{ text: 'It is 42, as the calculator says.' }] }]);
   });
 
   it("waits at a lost frame and completes the text from the log's answer", () => {

@@ -108,7 +108,8 @@ describe('a session over HTTP', () => {
 
   it('starts from settings with its first message, then takes a message without waiting as the next turn', async () => {
     llm.script(RAW_MODEL, { kind: 'text', text: 'first answer' }, { kind: 'text', text: 'second answer' });
-    const created = await expectJson<{ sessionId: string; turn: number }>(post('/v1/sessions', { model: `anthropic:${RAW_MODEL}`, system: 'Be brief.', maxSteps: 2, message: 'one' }), 201);
+    const fallbackSettings = { fallbacks: ['openai:gpt-5'], fallbackAfterMs: 20_000, fallbackReturnAfterMs: 600_000, priority: 'batch' };
+    const created = await expectJson<{ sessionId: string; turn: number }>(post('/v1/sessions', { model: `anthropic:${RAW_MODEL}`, system: 'Be brief.', maxSteps: 2, ...fallbackSettings, message: 'one' }), 201);
     expect(created.turn).toBe(1);
     await turnEnded(created.sessionId, 1);
     const sent = await expectJson<{ turn: number; updateId: string }>(post(`/v1/sessions/${created.sessionId}/messages`, { text: 'two' }), 202);
@@ -118,6 +119,7 @@ describe('a session over HTTP', () => {
     expect(JSON.stringify(request?.body)).toContain('Be brief.');
     const state = await expectJson<{ settings: { maxSteps: number } }>(get(`/v1/sessions/${created.sessionId}`), 200);
     expect(state.settings.maxSteps).toBe(2);
+    expect(state.settings).toMatchObject(fallbackSettings);
   });
 
   it('pages the log by fromSeq and limit, across the runs of a session that continued as new', async () => {

@@ -2,7 +2,8 @@
  * How the LLM activity leaves when something other than a classified provider error
  * happens, and how it keeps its ladder across the schedules of one call: a cancel (it
  * carries what the call spent of its ladder), a failure that is not a provider error at
- * all, a retry after a lost attempt, a call scheduled again for a new policy. Unit level:
+ * all, a retry after a lost attempt, a call scheduled again for a new policy, a call with a
+ * fallback while its model has been failing on the worker (provider-health.ts). Unit level:
  * the activity runs in MockActivityEnvironment against the real scripted LLM over HTTP,
  * the session's log held in the worker's copy; it learns its policy only from its input.
  */
@@ -44,7 +45,7 @@ function sessionClient(): Client {
   return { withAbortSignal: (_signal: AbortSignal, fn: () => Promise<unknown>) => fn(), workflow: { getHandle: () => ({ query }) } } as unknown as Client;
 }
 
-function environment(info: { attempt?: number; heartbeatDetails?: unknown } = {}): MockActivityEnvironment {
+function environment(info: { attempt?: number; heartbeatDetails?: unknown; currentAttemptScheduledTimestampMs?: number } = {}): MockActivityEnvironment {
   return new MockActivityEnvironment(
     { workflowExecution: run, attempt: 1, scheduledTimestampMs: Date.now(), currentAttemptScheduledTimestampMs: Date.now(), ...info },
     { client: sessionClient() },
@@ -166,5 +167,32 @@ describe('the LLM activity of a call scheduled again for a new policy', () => {
     const message: AssistantMessage = await environment().run(createLlmActivities(depsWith(cache)).callLlm, { ...input(model, sessionLog(cache)), ladder: { attempts: 1, waitMs: 1_000 } });
     expect(message.text).toBe('after the wait');
     expect(llm().requests({ model })[0]!.at - started).toBeGreaterThanOrEqual(1_000 - 20);
+  });
+});
+
+describe("the LLM activity of a call whose model has a fallback (fallbackAfterMs): the worker's provider health", () => {
+  const stopOf = (error: unknown) => ((error as ApplicationFailure).details?.[0] as { stopReason?: string } | undefined)?.stopReason;
+
+  it("stops a new call's first 529 with reason fallback while its model has been failing on this worker that long; without fallbackAfterMs, or once the model answered, the ladder retries it", async () => {
+    const model = `fallback-health-${Date.now()}`;
+    llm().script(model, ...Array.from({ length: 3 }, () => ({ kind: 'status', status: 529 }) as const), { kind: 'text', text: 'back' }, { kind: 'status', status: 529 });
+    const cache = new SessionLogCache(1024 * 1024);
+    const worker = createLlmActivities(depsWith(cache, () => 0));
+    const call = (fallbackAfterMs: number | undefined, info: { currentAttemptScheduledTimestampMs?: number } = {}) =>
+      failureOf(environment(info).run(worker.callLlm, { ...input(model, sessionLog(cache)), ...(fallbackAfterMs === undefined ? {} : { fallbackAfterMs }) }));
+
+    // A call 40 s ago (on the server's clock): its first failure, retried.
+    const first = await call(30_000, { currentAttemptScheduledTimestampMs: Date.now() - 40_000 });
+    expect(first).toMatchObject({ type: 'overloaded', nonRetryable: false, nextRetryDelay: 500 });
+    // A new call now: its first failure, but the model has been failing here for 40 s.
+    const next = await call(30_000);
+    expect(next).toMatchObject({ type: 'overloaded', nonRetryable: true, message: expect.stringContaining('not retried: fallback') });
+    expect(stopOf(next)).toBe('fallback');
+    // The same call without a fallback: the ladder as before.
+    expect(await call(undefined)).toMatchObject({ type: 'overloaded', nonRetryable: false, nextRetryDelay: 500 });
+    // The model answers; the streak is over, and the next failure starts the call's own count.
+    const answered: AssistantMessage = await environment().run(worker.callLlm, input(model, sessionLog(cache)));
+    expect(answered.text).toBe('back');
+    expect(await call(30_000)).toMatchObject({ type: 'overloaded', nonRetryable: false, nextRetryDelay: 500 });
   });
 });

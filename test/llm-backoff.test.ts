@@ -168,6 +168,54 @@ describe('decideRetry', () => {
     });
   });
 
+  describe('the fallback stop (a call whose model has a next model: fallbackAfterMs)', () => {
+    const first = 1_000_000;
+    const withFallback = (over: Partial<RetryInput> = {}) => decide({ fallbackAfterMs: 30_000, firstFailureAtMs: first, random: fixed(0), ...over });
+
+    it.each(['overloaded', 'server_error', 'network_error', 'timeout'] as const)('stops %s with reason fallback once the retry would end past fallbackAfterMs since the first failure', (type) => {
+      // Rung 1 at jitter 0 waits 500 ms: 29.5 s + 0.5 s ends at 30 s, 1 ms more is past it.
+      expect(withFallback({ error: failure(type), nowMs: first + 29_500 })).toEqual({ retry: true, delayMs: 500 });
+      expect(withFallback({ error: failure(type), nowMs: first + 29_501 })).toEqual({ retry: false, reason: 'fallback' });
+    });
+
+    it('never stops rate_limit early: waiting for the account is the fleet limits\' case', () => {
+      expect(withFallback({ error: failure('rate_limit'), nowMs: first + 100_000 })).toEqual({ retry: true, delayMs: 500 });
+    });
+
+    it('leaves a non-retryable failure not_retryable: no fallback for auth_error, invalid_request or a content block', () => {
+      for (const type of ['auth_error', 'invalid_request', 'content_blocked'] as const) {
+        expect(withFallback({ error: failure(type), nowMs: first + 100_000 })).toEqual({ retry: false, reason: 'not_retryable' });
+      }
+    });
+
+    it('changes nothing without fallbackAfterMs: the same failure 100 s in is retried by the ladder', () => {
+      expect(decide({ firstFailureAtMs: first, nowMs: first + 100_000, random: fixed(0) })).toEqual({ retry: true, delayMs: 500 });
+      expect(decide({ firstFailureAtMs: first, nowMs: first + 100_000, random: fixed(0), providerFailingSinceMs: first - 600_000 })).toEqual({ retry: true, delayMs: 500 });
+    });
+
+    it('counts from when the worker saw the model begin failing: a new call stops at its first failure while the provider is down', () => {
+      // This call failed for the first time just now; the model has been failing on this worker for 10 minutes.
+      expect(withFallback({ attempt: 1, nowMs: first, providerFailingSinceMs: first - 600_000 })).toEqual({ retry: false, reason: 'fallback' });
+      // Failing for 20 s on the worker: the retry's wait still ends within 30 s.
+      expect(withFallback({ attempt: 1, nowMs: first, providerFailingSinceMs: first - 20_000 })).toEqual({ retry: true, delayMs: 500 });
+    });
+
+    it('does not count time waited for the fleet limits, as the budget does not', () => {
+      expect(withFallback({ nowMs: first + 39_500, limitWaitedMs: 10_000 })).toEqual({ retry: true, delayMs: 500 });
+      expect(withFallback({ nowMs: first + 39_501, limitWaitedMs: 10_000 })).toEqual({ retry: false, reason: 'fallback' });
+    });
+
+    it('judges a server-stated wait on its end: an overloaded provider asking for 45 s goes to the next model at once', () => {
+      expect(withFallback({ error: failure('overloaded', 45_000), nowMs: first })).toEqual({ retry: false, reason: 'fallback' });
+    });
+
+    it('comes before the budget, after retries off and the retry count', () => {
+      expect(withFallback({ nowMs: first + 300_000 })).toEqual({ retry: false, reason: 'fallback' });
+      expect(withFallback({ policy: null, nowMs: first + 300_000 })).toEqual({ retry: false, reason: 'retry_off' });
+      expect(withFallback({ attempt: 11, nowMs: first + 300_000 })).toEqual({ retry: false, reason: 'max_retries' });
+    });
+  });
+
   describe('the delay is never 0 (Temporal does not read 0 as "retry now")', () => {
     it('is at least 1 ms even for a policy that would compute 0', () => {
       // Below RETRY_LIMITS on purpose: the decision must hold even if validation is bypassed.
@@ -229,5 +277,13 @@ describe('a retry after a lost attempt (Temporal waited the rung\'s floor, all i
     // Retry 6 at jitter 1 waits 15 s more: 225 s after the first failure ends at the budget, 1 ms more is past it.
     expect(admit({ attempt: 7, random: fixed(1), nowMs: 1_000_000 + 225_000 })).toEqual({ admit: true, waitMs: 15_000 });
     expect(admit({ attempt: 7, random: fixed(1), nowMs: 1_000_000 + 225_001 })).toEqual({ admit: false, reason: 'budget_exhausted' });
+  });
+
+  it('stops with reason fallback when the call has a next model and the wait would end past fallbackAfterMs: a lost attempt is a network failure', () => {
+    // Retry 1 at jitter 1 waits 500 ms more: 29.5 s after the first failure ends at 30 s.
+    expect(admit({ fallbackAfterMs: 30_000, random: fixed(1), nowMs: 1_000_000 + 29_500 })).toEqual({ admit: true, waitMs: 500 });
+    expect(admit({ fallbackAfterMs: 30_000, random: fixed(1), nowMs: 1_000_000 + 29_501 })).toEqual({ admit: false, reason: 'fallback' });
+    expect(admit({ fallbackAfterMs: 30_000, providerFailingSinceMs: 1_000_000 - 60_000 })).toEqual({ admit: false, reason: 'fallback' });
+    expect(admit({ random: fixed(1), nowMs: 1_000_000 + 29_501 })).toEqual({ admit: true, waitMs: 500 });
   });
 });

@@ -10,6 +10,7 @@ import type { Tracing } from '../tracing/tracing-provider';
 import type { CustomTool } from '../contracts/tools/custom-tool';
 import type { AgentDefinition } from '../contracts/agents/agent-definition';
 import type { LiveStreamPublisher } from '../contracts/live-stream';
+import { FleetLimitsSchema } from '../contracts/fleet-limits';
 import { MAX_TIMER_MS, parseWorkerEnv } from './config';
 
 /**
@@ -69,6 +70,12 @@ export const AgentPluginOptionsSchema = z
       .default({ anthropic: { baseUrl: DEFAULTS.ANTHROPIC_BASE_URL }, openai: { baseUrl: DEFAULTS.OPENAI_BASE_URL }, google: { baseUrl: DEFAULTS.GEMINI_BASE_URL } }),
     /** USD per million tokens by `provider:model`, replacing or adding to the built-in prices (the shape of AGENT_PRICES_FILE's `models`). */
     prices: PriceFileSchema.shape.models.optional(),
+    /**
+     * Fleet limits (docs/fleet-limits.md; AGENT_LIMITS_FILE's `limits`): every LLM call of the
+     * task queue's sessions, on every worker given the same limits, is held to them together.
+     * The worker's workflows must include `agentLimiter` (the plugin's own do). None by default.
+     */
+    limits: FleetLimitsSchema.default([]),
     /** The MCP servers sessions may use: what `readWorkerFiles` read from an AGENT_MCP_CONFIG file. */
     mcp: z.custom<McpConfig>(isMcpConfig, { error: 'must be the servers readWorkerFiles read (a Map of name to server)' }).default(NO_MCP_SERVERS),
     /** Hosts http_request may reach (`api.example.com`, `localhost:8080`, `*.example.com`); none by default. */

@@ -140,6 +140,7 @@ function agentActivities(settings: AgentPluginSettings, logCache: SessionLogCach
       streamIdleTimeoutMs: settings.llmIdleTimeoutMs,
       logCache,
       prices: priceTableOf(settings.prices),
+      ...(settings.limits.length > 0 ? { limits: settings.limits } : {}),
       traceContent,
       ...(settings.liveStream ? { live: settings.liveStream } : {}),
       ...(internals.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: internals.heartbeatIntervalMs }),

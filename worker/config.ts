@@ -90,6 +90,8 @@ export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_MCP_CONFIG: z.string().min(1).optional(),
   /** A JSON price table (activities/llm/price-table.ts) whose entries replace or add to the built-in prices. */
   AGENT_PRICES_FILE: z.string().min(1).optional(),
+  /** A JSON file of fleet limits (docs/fleet-limits.md) every worker of the task queue holds LLM calls to together; unset: none. */
+  AGENT_LIMITS_FILE: z.string().min(1).optional(),
   /** Worker Versioning: the Worker Deployment this worker is a version of, and its build id. Both or neither. */
   AGENT_DEPLOYMENT_NAME: z.string().min(1).optional(),
   AGENT_BUILD_ID: z.string().min(1).optional(),

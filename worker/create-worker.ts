@@ -115,6 +115,7 @@ function pluginOptionsOf(options: AgentWorkerOptions): AgentPluginOptions {
       google: { baseUrl: env.GEMINI_BASE_URL, ...(env.GEMINI_API_KEY ? { apiKey: env.GEMINI_API_KEY } : {}) },
     },
     prices: Object.fromEntries(options.prices),
+    ...(options.limits?.length ? { limits: [...options.limits] } : {}),
     mcp: options.mcp,
     httpAllowlist: env.AGENT_HTTP_ALLOWLIST,
     workspace: env.AGENT_WORKSPACE,

@@ -21,7 +21,7 @@ import type { LlmCallRequest, Session } from './session-run';
 export const CARRY_COMPACT_BYTES = 1024 * 1024;
 
 /** What a compaction reads and writes of its session: the request's frame is the session's LLM settings. */
-type CompactingSession = Pick<Session, 'config' | 'log' | 'settings' | 'budget' | 'append' | 'callLlm' | 'llmCalls'>;
+type CompactingSession = Pick<Session, 'config' | 'log' | 'state' | 'settings' | 'budget' | 'append' | 'callLlm' | 'llmCalls'>;
 
 /**
  * Runs a session's compactions: the decisions are compaction.ts's, the call is an LLM
@@ -32,18 +32,19 @@ type CompactingSession = Pick<Session, 'config' | 'log' | 'settings' | 'budget' 
 export class ContextCompactor {
   readonly #session: CompactingSession;
   readonly #window: number | null;
-  readonly #options: EstimateOptions;
+  readonly #clearToolResultsAfter: Pick<EstimateOptions, 'clearToolResultsAfter'>;
   /** The cut of the last compaction before continue-as-new that failed. */
   #failedCarryCut: number | undefined;
 
   constructor(session: CompactingSession) {
     this.#session = session;
+    // The smallest window of the model and its fallbacks: whichever answers, the request fits.
     this.#window = sessionContextWindow(session.config);
     const { clearToolResultsAfter } = session.config;
-    this.#options = { provider: parseModelRef(session.config.model).provider, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }) };
+    this.#clearToolResultsAfter = clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter };
     // Worked out when asked, not at every step: only a client following the session reads it.
     setHandler(contextQuery, () => {
-      const wrong = this.#window === null ? undefined : implausibleUsage(session.log.events, session.settings, this.#options);
+      const wrong = this.#window === null ? undefined : implausibleUsage(session.log.events, session.settings, this.#options());
       return wrong ? { implausibleUsage: wrong } : {};
     });
   }
@@ -121,11 +122,16 @@ export class ContextCompactor {
    */
   #estimate(turn: number): number {
     const { events } = this.#session.log;
-    const options = { ...this.#options, currentTurn: turn };
+    const options = { ...this.#options(), currentTurn: turn };
     const reported = estimateRequestTokens(events, this.#session.settings, options);
     if (this.#window === null) return reported;
     const size = requestSizeTokens(events, this.#session.settings, options);
     return Math.max(size, reported);
+  }
+
+  /** The request is estimated as the model in force would be sent it: its provider's continuation data in, others' out. */
+  #options(): EstimateOptions {
+    return { provider: parseModelRef(this.#session.state.model).provider, ...this.#clearToolResultsAfter };
   }
 
   async #compact(turn: number, step: number, tokensBefore: number): Promise<boolean> {
@@ -153,7 +159,7 @@ export class ContextCompactor {
       return this.#session.callLlm(`${summaryLine} · old tool results cleared`, { ...call, clearToolResultsAfter: -1 }, `${id}-cleared`, false);
     });
     const summary = answer.text;
-    const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options, currentTurn: turn });
+    const tokensAfter = estimateAfterCompaction(log.events, throughSeq, summary, frame, { ...this.#options(), currentTurn: turn });
     this.#session.append({
       type: 'context/compacted',
       turn,

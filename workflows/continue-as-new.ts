@@ -16,8 +16,8 @@ export function historyIsLong(config: SessionConfig): boolean {
 
 /**
  * Ends this run and starts the next with `next`, as nextRunInput built it: the log's tail
- * (the events after the last compaction's cut), the retry policy, the budget, and the
- * session's counts. The earlier
+ * (the events after the last compaction's cut), the retry policy, the budget, the
+ * session's counts, and the fallback in force, if any. The earlier
  * events stay readable in this run, whose successor names it (`continuedFromRunId`).
  */
 export async function continueAsNew(next: SessionInput): Promise<never> {
@@ -54,7 +54,12 @@ function forkedFrom(fork: NonNullable<SessionConfig['fork']>): NonNullable<Sessi
 function countsAndTail(events: readonly SessionEvent[], state: SessionState) {
   const tail = tailToCarry(events);
   const cutOff = toolListCutOff(events, tail);
+  const { modelInForce } = state;
   return {
+    // A fallback in force goes along, whether `fallbackReturnAfterMs` keeps it past its turn or
+    // the next turn's start ends it: the next run then records that return like any other.
+    // A session on its first model carries nothing, as it did before fallbacks.
+    ...(modelInForce.index > 0 ? { modelInForce: { ...modelInForce } } : {}),
     events: tail,
     stepsTaken: state.stepsTaken,
     spend: state.spend,

@@ -139,5 +139,7 @@ function ladderAfterCancel(error: unknown, before: LadderSoFar | undefined, book
   // An opted-out call never waits for a retry: Temporal cancelled it before it started.
   if (bookedBy === null) return before ?? { attempts: 0 };
   const attempts = (before?.attempts ?? 0) + 1;
-  return { attempts, firstFailureAt: before?.firstFailureAt ?? firstScheduledAt, waitMs: rungMs(attempts, bookedBy) };
+  // Waits for the fleet limits of earlier schedules stay out of the budget; this schedule's are in the heartbeat left behind.
+  const limitWaited = before?.limitWaitedMs === undefined ? {} : { limitWaitedMs: before.limitWaitedMs };
+  return { attempts, firstFailureAt: before?.firstFailureAt ?? firstScheduledAt, waitMs: rungMs(attempts, bookedBy), ...limitWaited };
 }

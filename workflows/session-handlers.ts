@@ -88,6 +88,7 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
   setHandler(stateQuery, () => ({
     status: state.status(),
     model: config.model,
+    ...(state.model === config.model ? {} : { modelInForce: state.model }),
     ...(config.system === undefined ? {} : { system: config.system }),
     turn: state.runningTurn ?? state.nextTurn - 1,
     step: state.step,

@@ -11,6 +11,7 @@ import { logMirror } from './log-sink';
 import type { AssistantMessage } from '../contracts/messages';
 import { repairOpenTail } from './repair';
 import { temporalRetryPolicyFor } from '../contracts/retry-policy';
+import { SESSION_LIMITS } from '../contracts/session-settings';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { SessionState } from './session-state';
 import { statusChanged } from './status-sink';
@@ -112,12 +113,25 @@ export class Session {
 
   /**
    * Schedules an LLM call (a step's or a compaction's) on the session's ladder, with this
-   * activity summary; `reschedulable` as `LlmCallSchedules.call` says.
+   * activity summary; `reschedulable` as `LlmCallSchedules.call` says. It goes to the model
+   * in force (the first, or a fallback: workflows/model-fallback.ts).
    */
   callLlm(summary: string, request: LlmCallRequest, activityId?: string, reschedulable = true): Promise<AssistantMessage> {
     this.mirrorLog();
-    const { clearToolResultsAfter } = this.config;
-    const call = { sessionId: this.workflowId, model: this.config.model, ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }), ...request };
+    const { clearToolResultsAfter, priority } = this.config;
+    // Only a step's call with a model after it may stop its ladder early: a compaction does
+    // not switch models (nothing would take its failure over), and a session without
+    // fallbacks schedules its calls as it always did.
+    const fallingBack = request.purpose !== 'compact' && this.state.nextModel() !== undefined;
+    const call = {
+      sessionId: this.workflowId,
+      model: this.state.model,
+      ...(fallingBack ? { fallbackAfterMs: this.config.fallbackAfterMs ?? SESSION_LIMITS.fallbackAfterMs.default } : {}),
+      ...(clearToolResultsAfter === undefined ? {} : { clearToolResultsAfter }),
+      // Only a batch session says so: an interactive one's calls are scheduled as they always were.
+      ...(priority === 'batch' ? { priority } : {}),
+      ...request,
+    };
     return this.llmCalls.call(summary, call, activityId, reschedulable);
   }
 

@@ -8,6 +8,7 @@ import { jsonBytes } from '../contracts/log-pages';
 import type { AssistantMessage, Usage } from '../contracts/messages';
 import { addUsage, spendOf, withCall, type Spend } from '../contracts/spend';
 import { CARRIED_OUTPUT_BYTES, type OutputSchema } from '../contracts/structured-output';
+import { modelChain, type ModelInForce } from './model-fallback';
 
 export type SessionStatus = SessionStateView['status'];
 export type SessionPhase = SessionStateView['phase'];
@@ -48,6 +49,9 @@ export class SessionState {
   #usage: Required<Usage>;
   #retryPolicy: SessionRetryPolicy | 'default';
   readonly #rememberedFrom: number;
+  /** The session's model and its fallbacks, in the order a failing step tries them. */
+  readonly #chain: readonly string[];
+  #modelInForce: ModelInForce;
 
   /**
    * A run continued from one that compacted holds only the log's tail, so the session's
@@ -75,6 +79,11 @@ export class SessionState {
       : config.retryPolicy === undefined
         ? 'default'
         : config.retryPolicy;
+    this.#chain = modelChain(config);
+    // Only a run continued while a fallback was in force was carried one; a fork, a new
+    // session and every other run start on the first model.
+    const carriedModel = carried?.modelInForce;
+    this.#modelInForce = carriedModel && carriedModel.index < this.#chain.length ? carriedModel : ON_FIRST_MODEL;
   }
 
   status(): SessionStatus {
@@ -134,6 +143,20 @@ export class SessionState {
 
   livePolicy(): SessionRetryPolicy {
     return policyInForce(this.#retryPolicy);
+  }
+
+  /** The model the session's calls go to now: its first, or the fallback a failing step switched to. */
+  get model(): string {
+    return this.#chain[this.#modelInForce.index] as string;
+  }
+
+  get modelInForce(): Readonly<ModelInForce> {
+    return this.#modelInForce;
+  }
+
+  /** The model a failing call goes to after the one in force; undefined on the chain's last. */
+  nextModel(): string | undefined {
+    return this.#chain[this.#modelInForce.index + 1];
   }
 
   /** The outcome of a closed turn this run knows, else undefined. */
@@ -205,6 +228,17 @@ export class SessionState {
     this.#step = step;
   }
 
+  /** A step's call failed on a failure a fallback takes (model-fallback.ts): the next model of the chain is in force from `at`. */
+  switchedModel(at: number): void {
+    if (this.nextModel() === undefined) throw new Error('the session has no model after the one in force');
+    this.#modelInForce = { index: this.#modelInForce.index + 1, since: at };
+  }
+
+  /** Back on the first model: a new turn, or `fallbackReturnAfterMs` after the switch. */
+  returnedToFirstModel(): void {
+    this.#modelInForce = ON_FIRST_MODEL;
+  }
+
   /** An LLM call was recorded (a step's answer or a compaction): the session spent it. */
   callMade(call: Pick<AssistantMessage, 'usage' | 'costUsd'>): void {
     this.#spend = withCall(this.#spend, call);
@@ -219,6 +253,8 @@ export class SessionState {
     this.#outcomes.set(outcome.turn, outcome);
   }
 }
+
+const ON_FIRST_MODEL: ModelInForce = { index: 0, since: 0 };
 
 /** Upserts the session's status and step count, and its cost once a priced call has cost something. */
 export function publishStatus(state: SessionState): void {

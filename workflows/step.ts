@@ -5,6 +5,7 @@ import { genAiRequestAttributes, genAiResponseAttributes, genAiSpanName } from '
 import type { AssistantMessage } from '../contracts/messages';
 import { runToolCalls } from './scheduler';
 import type { FailureSummary, NewSessionEvent } from '../contracts/session-log';
+import { fallbackFailure, returnDue } from './model-fallback';
 import type { Session } from './session-run';
 import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
 
@@ -21,7 +22,8 @@ import { currentTraceContext, inSpan, ToolSpans } from './trace-spans';
  */
 export async function runStep(session: Session, turn: number, step: number, stoppedBy: () => FailureSummary | undefined): Promise<{ answer: AssistantMessage } | 'continue'> {
   const { state, tools } = session;
-  session.append({ type: 'step/start', turn, step, model: session.config.model });
+  returnWhenDue(session, turn, step);
+  session.append({ type: 'step/start', turn, step, model: state.model });
   let tracker: PendingCallTracker | undefined;
   let toolSpans: ToolSpans | undefined;
   const append = (event: NewSessionEvent) => tracker?.observe(session.append(event));
@@ -88,33 +90,77 @@ function listAndCompact(session: Session, turn: number, step: number): Promise<v
   return listing ? listing.then(() => session.compactor.beforeStep(turn, step)) : session.compactor.beforeStep(turn, step);
 }
 
-/** The step's LLM call; the provider's own count may say the request is too long: then compact, and try once more. */
+/**
+ * A session on a fallback goes back to its first model before a step when that is due
+ * (model-fallback.ts), said in the log before the step/start that names the model.
+ */
+function returnWhenDue(session: Session, turn: number, step: number): void {
+  const { state, config } = session;
+  if (!returnDue(state.modelInForce, step, config.fallbackReturnAfterMs, Date.now())) return;
+  session.append({ type: 'model/switched', turn, step, from: state.model, to: config.model, why: 'return' });
+  state.returnedToFirstModel();
+}
+
+/**
+ * The step's LLM call; the provider's own count may say the request is too long: then
+ * compact, and try once more. A call that fails on the provider's side (model-fallback.ts)
+ * goes, in the same step, to the session's next model, until one answers or the last one
+ * fails: nothing of the step was committed before its answer, so nothing is undone.
+ *
+ * The first call is awaited as it always was, so a session that never falls back resolves
+ * its step after the same microtasks (and issues the same commands) as before fallbacks.
+ */
 async function callModel(session: Session, turn: number, step: number): Promise<AssistantMessage> {
-  try {
-    return await llmCall(session, turn, step);
-  } catch (failure) {
-    let error = failure;
-    // A policy change cancelled the call: it goes on, scheduled again (llm-call-schedules.ts).
-    if (session.llmCalls.cancelledForPolicy(error)) {
-      try {
-        return await session.llmCalls.answer(session.llmCalls.again(error));
-      } catch (after) {
-        error = after;
+  for (let after: FailureSummary | undefined; ; ) {
+    try {
+      return await llmCall(session, turn, step, after);
+    } catch (failure) {
+      let error = failure;
+      // A policy change cancelled the call: it goes on, scheduled again (llm-call-schedules.ts).
+      if (session.llmCalls.cancelledForPolicy(error)) {
+        try {
+          return await session.llmCalls.answer(session.llmCalls.again(error));
+        } catch (again) {
+          error = again;
+        }
       }
+      if (isContextOverflow(error) && (await session.compactor.afterOverflow(turn, step))) {
+        try {
+          return await llmCall(session, turn, step, after);
+        } catch (compacted) {
+          error = compacted;
+        }
+      }
+      after = switchedForFallback(session, turn, step, error);
     }
-    if (!isContextOverflow(error) || !(await session.compactor.afterOverflow(turn, step))) throw error;
-    return await llmCall(session, turn, step);
   }
 }
 
-/** One LLM call with the log as it is now, in a span of its own; Temporal's interceptor adds one per attempt under it. */
-function llmCall(session: Session, turn: number, step: number): Promise<AssistantMessage> {
-  const { config, log } = session;
+/** The next model takes the step over after `error`, recorded in the log; else `error` is thrown, as the step fails with it. */
+function switchedForFallback(session: Session, turn: number, step: number, error: unknown): FailureSummary {
+  const { state } = session;
+  const to = state.nextModel();
+  const failure = to === undefined ? undefined : fallbackFailure(error);
+  if (to === undefined || failure === undefined) throw error;
+  session.append({ type: 'model/switched', turn, step, from: state.model, to, why: 'fallback', failure });
+  state.switchedModel(Date.now());
+  return failure;
+}
+
+/**
+ * One LLM call with the log as it is now, to the model in force, in a span of its own;
+ * Temporal's interceptor adds one per attempt under it. A call after a fallback says so in
+ * its summary (the UI's activity list shows which model answered and why).
+ */
+function llmCall(session: Session, turn: number, step: number, after: FailureSummary | undefined): Promise<AssistantMessage> {
+  const { state, log } = session;
+  const { model } = state;
+  const summary = `step ${step} · llm ${model}${after ? ` · fallback after ${after.type}` : ''}`;
   return inSpan(
-    genAiSpanName(config.model),
-    genAiRequestAttributes(config.model),
+    genAiSpanName(model),
+    genAiRequestAttributes(model),
     currentTraceContext(),
-    () => session.callLlm(`step ${step} · llm ${config.model}`, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest }),
-    (reply) => genAiResponseAttributes(config.model, reply),
+    () => session.callLlm(summary, { turn, step, uptoSeq: log.nextSeq, logDigest: log.digest }),
+    (reply) => genAiResponseAttributes(model, reply),
   );
 }

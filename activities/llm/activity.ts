@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { WORKFLOW_ERROR_TYPES } from '../../contracts/errors';
 import { logQuery } from '../../contracts/api';
@@ -16,6 +17,9 @@ import { compactionAnswer, compactionMessages } from './compaction-request';
 import { LlmError, redactSecrets } from './llm-error';
 import { LlmAttemptSpan } from './llm-spans';
 import { LiveCall } from './live-call';
+import { FleetLease } from './fleet-lease';
+import { ProviderHealth } from './provider-health';
+import type { FleetLimit } from '../../contracts/fleet-limits';
 import { PROVIDER_STREAMS, type StreamProgress } from './providers';
 import { BUILTIN_PRICE_TABLE, costOf, type PriceTable } from './price-table';
 import type { SessionLogCache } from './session-log-cache';
@@ -46,6 +50,8 @@ export interface LlmActivityDeps {
   traceContent?: boolean;
   /** The live stream: the answer's text as it streams, the call's start and retries (live-call.ts). Absent: nothing is published. */
   live?: LiveStreamPublisher;
+  /** AGENT_LIMITS_FILE's limits (docs/fleet-limits.md): a call to a provider with one waits for the provider's limiter's lease. None: nothing is asked. */
+  limits?: readonly FleetLimit[];
 }
 
 /** The newest text kept in heartbeat details for `watch`: enough to follow, bounded in size. */
@@ -64,6 +70,7 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
   // in any shape, the patterns of `redactSecrets` known or not.
   const keys = Object.values(deps.providers).flatMap((p) => (p.apiKey === undefined ? [] : [p.apiKey]));
   const redact = (text: string) => redactSecrets(text, keys);
+  const health = new ProviderHealth();
   return {
     async callLlm(input: LlmCallInput): Promise<AssistantMessage> {
       const ctx = Context.current();
@@ -95,7 +102,8 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         const failedAt = now();
         beat.firstFailureAt ??= failedAt;
         beat.failedAttempt = ctx.info.attempt;
-        const decision = decideRetry({ error, policy: input.retryPolicy, attempt, firstFailureAtMs: beat.firstFailureAt, nowMs: failedAt, random });
+        health.failed(input.model, error.type, failedAt);
+        const decision = decideRetry({ error, policy: input.retryPolicy, attempt, firstFailureAtMs: beat.firstFailureAt, ...limitWaited(beat), ...fallbackOf(input, health, failedAt), nowMs: failedAt, random });
         if (decision.retry) {
           beat.retryAt = failedAt + decision.delayMs;
           live?.retrying(decision.delayMs, error.type);
@@ -104,12 +112,36 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
         return decision;
       }
 
+      let lease: FleetLease | undefined;
       try {
         const run = ctx.info.workflowExecution;
         // A standalone activity execution has no session to read the conversation from.
         if (!run) throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: 'callLlm runs only as an activity of a session workflow', nonRetryable: true });
-        await waitBeforeRequest(ctx, input, prior, beat, now(), random);
+        await waitBeforeRequest(ctx, input, prior, beat, now(), random, health);
         const request = await readConversation(ctx, run, input, provider, deps.logCache);
+        lease = FleetLease.of(deps.limits ?? [], {
+          client: ctx.client,
+          taskQueue: ctx.info.taskQueue,
+          holder: `${run.workflowId}/${run.runId}/${ctx.info.activityId}`,
+          attempt: ctx.info.attempt,
+          provider,
+          model,
+          priority: input.priority ?? 'interactive',
+          signal: ctx.cancellationSignal,
+          onWait: (wait) => {
+            beat.waiting = wait;
+            heartbeat();
+            live?.waiting(wait);
+          },
+          onGranted: (waitedMs) => {
+            if (waitedMs === 0) return;
+            delete beat.waiting;
+            // Only a wait after the first failure falls inside the budget's time; one before it never counted.
+            if (beat.firstFailureAt !== undefined) beat.limitWaitedMs = (beat.limitWaitedMs ?? 0) + waitedMs;
+            heartbeat();
+          },
+          warn: (message) => ctx.log.warn(message),
+        });
         span.sending(request.messages);
         live?.started();
         const message = await PROVIDER_STREAMS[provider]({ ...request, model }, {
@@ -118,16 +150,21 @@ export function createLlmActivities(deps: LlmActivityDeps): LlmActivities {
           apiKey: deps.providers[provider].apiKey,
           signal: ctx.cancellationSignal,
           idleTimeoutMs: deps.streamIdleTimeoutMs,
+          ...(lease ? { beforeRequest: (body: string) => lease!.acquire(body, request.maxTokens), onResponse: (_status: number, headers: IncomingHttpHeaders) => lease!.observe(headers) } : {}),
           onProgress: (p) => {
             recordProgress(beat, p);
             live?.progressed(p);
           },
         });
+        await lease?.release({ usage: message.usage });
+        health.answered(input.model);
         const answer = priced(input, provider, message, deps.prices ?? BUILTIN_PRICE_TABLE);
         span.answered(answer);
         return answer;
       } catch (error) {
-        throw toActivityFailure(error, retryDecision(error), { provider, redact, cancelled: ctx.cancellationSignal.aborted, ladder: ladderSoFar(beat) });
+        const failure = toActivityFailure(error, retryDecision(error), { provider, redact, cancelled: ctx.cancellationSignal.aborted, ladder: ladderSoFar(beat) });
+        await lease?.release({ error });
+        throw failure;
       } finally {
         clearInterval(ticker);
       }
@@ -201,7 +238,29 @@ function priced(input: LlmCallInput, provider: ProviderId, message: AssistantMes
  */
 type LlmBookkeeping = LlmHeartbeat & { failedAttempt?: number; retryAt?: number };
 
-function priorBookkeeping(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt'> {
+function priorBookkeeping(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt' | 'limitWaitedMs'> {
+  return { ...priorFirstFailure(ctx, input, prior), ...priorLimitWait(input, prior) };
+}
+
+/** The time waited for the fleet limits since the first failure, from the attempt before or the schedule before. */
+function priorLimitWait(input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'limitWaitedMs'> {
+  const waited = typeof prior?.limitWaitedMs === 'number' ? prior.limitWaitedMs : input.ladder?.limitWaitedMs;
+  return waited === undefined ? {} : { limitWaitedMs: waited };
+}
+
+/** The call's fallback time and its model's health on this worker, as the ladder's functions take them (docs/fallback.md). */
+function fallbackOf(input: LlmCallInput, health: ProviderHealth, nowMs: number): { fallbackAfterMs?: number; providerFailingSinceMs?: number } {
+  if (input.fallbackAfterMs === undefined) return {};
+  const since = health.failingSinceMs(input.model, nowMs);
+  return { fallbackAfterMs: input.fallbackAfterMs, ...(since === undefined ? {} : { providerFailingSinceMs: since }) };
+}
+
+/** The budget's pause for the fleet limits, as the ladder's functions take it. */
+function limitWaited(beat: LlmBookkeeping): { limitWaitedMs?: number } {
+  return beat.limitWaitedMs === undefined ? {} : { limitWaitedMs: beat.limitWaitedMs };
+}
+
+function priorFirstFailure(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined): Pick<LlmBookkeeping, 'firstFailureAt'> {
   if (typeof prior?.firstFailureAt === 'number') return { firstFailureAt: prior.firstFailureAt };
   if (input.ladder?.firstFailureAt !== undefined) return { firstFailureAt: input.ladder.firstFailureAt };
   // A retry without the bookkeeping (a worker died before its last heartbeat) measures the
@@ -212,7 +271,7 @@ function priorBookkeeping(ctx: Context, input: LlmCallInput, prior: Partial<LlmB
 
 /** What this call has spent of its ladder, for the schedule after a cancel: this attempt made no request that failed. */
 function ladderSoFar(beat: LlmBookkeeping): LadderSoFar {
-  return { attempts: beat.attempt - 1, ...(beat.firstFailureAt === undefined ? {} : { firstFailureAt: beat.firstFailureAt }) };
+  return { attempts: beat.attempt - 1, ...(beat.firstFailureAt === undefined ? {} : { firstFailureAt: beat.firstFailureAt }), ...limitWaited(beat) };
 }
 
 /**
@@ -239,12 +298,12 @@ function serverClock(ctx: Context, prior: Partial<LlmBookkeeping> | undefined): 
  *   knows neither the budget nor the count, only the jitter's floor; the random rest of the
  *   rung is waited here.
  */
-async function waitBeforeRequest(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined, beat: LlmBookkeeping, nowMs: number, random: () => number): Promise<void> {
+async function waitBeforeRequest(ctx: Context, input: LlmCallInput, prior: Partial<LlmBookkeeping> | undefined, beat: LlmBookkeeping, nowMs: number, random: () => number, health: ProviderHealth): Promise<void> {
   if (ctx.info.attempt === 1) return sleep(ctx, input.ladder?.waitMs ?? 0);
   if (prior?.failedAttempt === ctx.info.attempt - 1) return;
   const firstFailureAtMs = beat.firstFailureAt ?? ctx.info.scheduledTimestampMs;
   beat.firstFailureAt = firstFailureAtMs;
-  const admission = admitAfterLostAttempt({ policy: input.retryPolicy, attempt: beat.attempt, firstFailureAtMs, nowMs, random });
+  const admission = admitAfterLostAttempt({ policy: input.retryPolicy, attempt: beat.attempt, firstFailureAtMs, ...limitWaited(beat), ...fallbackOf(input, health, nowMs), nowMs, random });
   if (!admission.admit) throw new LostAttemptError(beat.attempt - 1, admission.reason);
   await sleep(ctx, admission.waitMs);
 }

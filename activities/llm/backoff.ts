@@ -1,4 +1,4 @@
-import type { RetryStopReason } from '../../contracts/errors';
+import { isFallbackLlmErrorType, type RetryStopReason } from '../../contracts/errors';
 import { rungMs, type RetryPolicy, type SessionRetryPolicy } from '../../contracts/retry-policy';
 import type { LlmError } from './llm-error';
 
@@ -35,6 +35,12 @@ export interface RetryInput {
   attempt: number;
   /** When the first attempt of this call failed (the budget is measured from it). */
   firstFailureAtMs: number;
+  /** Time waited since then for the fleet limits (docs/fleet-limits.md): not spent of the budget. */
+  limitWaitedMs?: number;
+  /** Present when the call's model has a next model after it (LlmCallInput.fallbackAfterMs, docs/fallback.md). */
+  fallbackAfterMs?: number;
+  /** Since when this provider and model has been failing on this worker (provider-health.ts), if it is. */
+  providerFailingSinceMs?: number;
   nowMs: number;
   random: () => number;
 }
@@ -54,12 +60,20 @@ export type RetryDecision = { retry: true; delayMs: number } | { retry: false; r
  *     failure, so the user learns "come back in 5 minutes" now rather than after the
  *     budget has been spent learning it.
  *  4. `max_retries`: attempt n failed and n > maxRetries (10 retries = 11 attempts).
- *  5. `budget_exhausted`: the wait would END past `budgetMs` after the first failure.
+ *  5. `fallback`: the call has a next model (`fallbackAfterMs`), the failure is one a
+ *     fallback takes (FALLBACK_LLM_ERROR_TYPES), and the wait would END more than
+ *     `fallbackAfterMs` after the model began failing: this call's first failure (as the
+ *     budget counts it), or, when earlier, the first of the failures this worker has seen
+ *     from the model since it last answered. So while a provider is down, a new call goes
+ *     to the next model after its first failure, not after its own `fallbackAfterMs`.
+ *     Before the budget: the next model is why the ladder stops short of it.
+ *  6. `budget_exhausted`: the wait would END past `budgetMs` after the first failure.
  *     Judged on the end of the wait, not its start, because a retry scheduled at 239 s
- *     for 30 s would otherwise run 29 s over a budget the user was promised.
+ *     for 30 s would otherwise run 29 s over a budget the user was promised. Time an
+ *     attempt waited for the fleet limits is not counted: the budget is for failures.
  */
 export function decideRetry(input: RetryInput): RetryDecision {
-  const { error, policy, attempt, firstFailureAtMs, nowMs, random } = input;
+  const { error, policy, attempt, nowMs, random } = input;
   if (policy === null) return { retry: false, reason: 'retry_off' };
   if (!error.retryable) return { retry: false, reason: 'not_retryable' };
   const serverWaitMs = error.retryAfterMs;
@@ -71,8 +85,19 @@ export function decideRetry(input: RetryInput): RetryDecision {
   // least 1 ms because Temporal does not read a `nextRetryDelay` of 0 as "retry now" (a
   // zero duration is indistinguishable from an unset one on the wire).
   const delayMs = Math.max(1, Math.ceil(Math.max(backoffDelayMs(attempt, policy, random), serverWaitMs ?? 0)));
-  if (nowMs + delayMs - firstFailureAtMs > policy.budgetMs) return { retry: false, reason: 'budget_exhausted' };
+  if (isFallbackLlmErrorType(error.type) && fallbackDue(input, nowMs + delayMs)) return { retry: false, reason: 'fallback' };
+  if (nowMs + delayMs - budgetStartMs(input) > policy.budgetMs) return { retry: false, reason: 'budget_exhausted' };
   return { retry: true, delayMs };
+}
+
+/**
+ * Whether a retry at `retryAtMs` would come more than `fallbackAfterMs` after the model
+ * began failing (rule 5 of `decideRetry`); never without `fallbackAfterMs`.
+ */
+function fallbackDue(input: { fallbackAfterMs?: number; providerFailingSinceMs?: number; firstFailureAtMs: number; limitWaitedMs?: number }, retryAtMs: number): boolean {
+  if (input.fallbackAfterMs === undefined) return false;
+  const failingSinceMs = Math.min(budgetStartMs(input), input.providerFailingSinceMs ?? Number.POSITIVE_INFINITY);
+  return retryAtMs - failingSinceMs > input.fallbackAfterMs;
 }
 
 /** A random source that strays outside [0, 1] must not produce a negative or doubled wait. */
@@ -87,6 +112,11 @@ export interface AdmissionInput {
   /** The attempt about to run, 1-based and counted across the call's schedules: retry `attempt − 1`. */
   attempt: number;
   firstFailureAtMs: number;
+  /** Time waited since the first failure for the fleet limits: not spent of the budget. */
+  limitWaitedMs?: number;
+  /** As `decideRetry` takes them: a lost attempt is a network failure, which a fallback takes. */
+  fallbackAfterMs?: number;
+  providerFailingSinceMs?: number;
   nowMs: number;
   random: () => number;
 }
@@ -103,14 +133,25 @@ export type AdmissionDecision = { admit: true; waitMs: number } | { admit: false
  * Temporal cannot jitter, so it was given the rung's floor (`temporalRetryPolicyFor`) and
  * waited that; `waitMs` is the rung's random upper half, so the retry follows the same
  * equal jitter as one after an ordinary failure, and no formula of Temporal's is written
- * twice. The budget is judged on the end of that wait, as `decideRetry` does.
+ * twice. The budget, and the fallback's time before it, are judged on the end of that
+ * wait, as `decideRetry` does.
  */
 export function admitAfterLostAttempt(input: AdmissionInput): AdmissionDecision {
-  const { policy, attempt, firstFailureAtMs, nowMs, random } = input;
+  const { policy, attempt, nowMs, random } = input;
   if (policy === null) return { admit: false, reason: 'retry_off' };
   const retry = attempt - 1;
   if (retry > policy.maxRetries) return { admit: false, reason: 'max_retries' };
   const waitMs = Math.ceil(jitterMs(retry, policy, random));
-  if (nowMs + waitMs - firstFailureAtMs > policy.budgetMs) return { admit: false, reason: 'budget_exhausted' };
+  if (fallbackDue(input, nowMs + waitMs)) return { admit: false, reason: 'fallback' };
+  if (nowMs + waitMs - budgetStartMs(input) > policy.budgetMs) return { admit: false, reason: 'budget_exhausted' };
   return { admit: true, waitMs };
+}
+
+/**
+ * Where the budget's clock starts: the first failure, moved on by the time waited for the
+ * fleet limits since, so a call held by the account's limits keeps its whole budget for
+ * failures.
+ */
+function budgetStartMs(input: { firstFailureAtMs: number; limitWaitedMs?: number }): number {
+  return input.firstFailureAtMs + (input.limitWaitedMs ?? 0);
 }

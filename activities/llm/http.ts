@@ -23,6 +23,14 @@ export interface PostStreamOptions {
   idleTimeoutMs: number;
   /** Called with the size of every body chunk as it arrives, so the caller can heartbeat. */
   onBytes?: (n: number) => void;
+  /**
+   * Awaited with the body just before the request leaves (the fleet limits' lease,
+   * docs/fleet-limits.md): what it waits is no silence of the provider's, so the idle timer
+   * starts after it. It throws to keep the request from leaving (a cancel while it waits).
+   */
+  beforeRequest?: (body: string) => Promise<void>;
+  /** Called with the response's status and headers as soon as they are in, whatever the status. */
+  onResponse?: (status: number, headers: IncomingHttpHeaders) => void;
 }
 
 export interface StreamResponse {
@@ -50,12 +58,16 @@ export interface StreamResponse {
  * because undici reports an abort as an error that looks like a broken socket.
  */
 export async function postStream(opts: PostStreamOptions): Promise<StreamResponse> {
-  const { dispatcher, provider, url, headers, body, signal, idleTimeoutMs, onBytes } = opts;
+  const { dispatcher, provider, url, headers, body, signal, idleTimeoutMs, onBytes, beforeRequest, onResponse } = opts;
   if (!(Number.isFinite(idleTimeoutMs) && idleTimeoutMs > 0)) {
     throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, got ${idleTimeoutMs}`);
   }
   const endpoint = endpointLabel('POST', url);
   if (signal.aborted) throw new LlmAbortError(provider, signal.reason);
+  if (beforeRequest) {
+    await beforeRequest(body);
+    if (signal.aborted) throw new LlmAbortError(provider, signal.reason);
+  }
 
   // Our own controller, so the idle timer can kill the request without touching the
   // caller's signal, which would make an idle cut look like a user abort.
@@ -106,6 +118,7 @@ export async function postStream(opts: PostStreamOptions): Promise<StreamRespons
     release();
     throw translate(err);
   }
+  onResponse?.(response.statusCode, response.headers);
 
   const res = response.body;
   let ended = false;

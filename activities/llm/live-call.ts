@@ -1,5 +1,6 @@
 import { LIVE_STREAM_VERSION, type LiveStreamPublisher } from '../../contracts/live-stream';
-import { llmStartedLine, retryingLine } from '../../contracts/live-progress-lines';
+import { limitWaitLine, llmStartedLine, retryingLine } from '../../contracts/live-progress-lines';
+import type { LimitWait } from '../../contracts/fleet-limits';
 import type { LlmCallInput } from '../../contracts/llm-call';
 import type { StreamProgress } from './providers';
 
@@ -55,12 +56,18 @@ export class LiveCall {
     this.#progress({ state: 'llm_retrying', ...next, line: retryingLine(next) });
   }
 
+  /** The call waits for a lease of the fleet limits (docs/fleet-limits.md). */
+  waiting(wait: LimitWait): void {
+    const { attempt } = this;
+    this.#progress({ state: 'llm_waiting', attempt, maxAttempts: this.#maxAttempts, line: limitWaitLine(wait, Date.now()) });
+  }
+
   #delta(channel: 'text' | 'thinking', offset: number, text: string): void {
     const { sessionId, turn, step } = this.input;
     this.live.publish({ kind: 'delta', v: LIVE_STREAM_VERSION, sessionId, turn, step, attempt: this.attempt, channel, offset, text });
   }
 
-  #progress(p: { state: 'llm_started' | 'llm_retrying'; line: string; attempt: number; maxAttempts: number; retryInMs?: number; failureType?: string }): void {
+  #progress(p: { state: 'llm_started' | 'llm_retrying' | 'llm_waiting'; line: string; attempt: number; maxAttempts: number; retryInMs?: number; failureType?: string }): void {
     const { sessionId, turn, step } = this.input;
     this.live.publish({ kind: 'progress', v: LIVE_STREAM_VERSION, sessionId, turn, step, ...p });
   }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readJsonFile } from '../../config/json-file';
 import { z } from 'zod';
 import { ConfigError } from '../../config/config-error';
 import type { Usage } from '../../contracts/messages';
@@ -42,18 +42,7 @@ export type PriceTable = ReadonlyMap<string, ModelPrice>;
 export function loadPriceTable(path?: string): PriceTable {
   const table = new Map(Object.entries(BUILTIN_PRICES.models));
   if (path === undefined) return table;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`AGENT_PRICES_FILE: cannot read ${JSON.stringify(path)}: ${(error instanceof Error ? error.message : String(error)).split(',')[0]}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`AGENT_PRICES_FILE: ${JSON.stringify(path)} is not JSON`);
-  }
+  const json = readJsonFile('AGENT_PRICES_FILE', path);
   const parsed = PriceFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -59,7 +59,7 @@ function bucketHasRoom(headers: HeaderSource | undefined, remainingHeader: strin
 
 const DECIMAL = /^\+?(\d+(\.\d*)?|\.\d+)$/;
 
-function parseNonNegativeNumber(v: string): number | undefined {
+export function parseNonNegativeNumber(v: string): number | undefined {
   if (!DECIMAL.test(v)) return undefined;
   const n = Number(v);
   return Number.isFinite(n) ? n : undefined;
@@ -86,7 +86,7 @@ function parseHttpDateWait(v: string, nowMs: number): number | undefined {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-function parseRfc3339Wait(v: string, nowMs: number): number | undefined {
+export function parseRfc3339Wait(v: string, nowMs: number): number | undefined {
   if (!RFC3339.test(v)) return undefined;
   const t = Date.parse(v.replace(' ', 'T'));
   return Number.isNaN(t) ? undefined : Math.max(0, t - nowMs);

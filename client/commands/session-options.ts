@@ -3,13 +3,14 @@ import { SessionInputSchema } from '../../contracts/api';
 import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES, ToolNameSchema } from '../../contracts/session-settings';
 import { BUILTIN_TOOLS } from '../../contracts/tools/registry';
 import { durationMs } from '../../contracts/turn-limits';
-import type { ClientEnv } from '../config';
+import { splitList, type ClientEnv } from '../config';
 import { ConfigError } from '../../config/config-error';
 import { parseRetryPolicyArg } from '../retry-policy';
 import type { StartOptions } from '../sessions';
 import { defaultMcpServers } from '../mcp-default';
 import { parseList, parseModel } from './command';
 import { AgentNameSchema } from '../../contracts/agents/agent-record';
+import { ModelRefSchema } from '../../contracts/model-ref';
 import { OUTPUT_RETRIES } from '../../contracts/structured-output';
 import { readOutputSchemaFile } from '../output-schema-file';
 
@@ -119,6 +120,27 @@ function distinct(flag: string, text: string): string[] {
 const TOOL_LIST = TOOL_NAMES.join(',');
 const TOOL_TIMEOUTS = BUILTIN_TOOLS.map((t) => `${t.name} ${t.timeouts.startToCloseMs / 1000}`).join(', ');
 
+/** A limit in milliseconds of the session, given as a duration (`30s`, `2m`), with its range in the flag's words. */
+function duration(flag: string, name: 'fallbackAfterMs' | 'fallbackReturnAfterMs', value: string) {
+  const { min, max } = SESSION_LIMITS[name];
+  return checked(name, durationMs(value), () => `${flag} must be a duration from ${min / 1000} s to ${durationText(max)}, such as ${DURATION_EXAMPLES[name]}, got ${JSON.stringify(value)}`);
+}
+
+const DURATION_EXAMPLES = { fallbackAfterMs: '30s or 2m', fallbackReturnAfterMs: '10m or 1h' } as const;
+
+const durationText = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} m` : `${ms / 1000} s`);
+
+/** `--fallback openai:gpt-5,google:gemini-2.5-pro`: each a model ref, each once, as many as the session takes. */
+function fallbackModels(text: string) {
+  if (splitList(text).length === 0) throw new ConfigError('--fallback needs a comma-separated list of models, e.g. --fallback openai:gpt-5,google:gemini-2.5-pro');
+  const models = distinct('--fallback', text).map((model) => {
+    const parsed = ModelRefSchema.safeParse(model);
+    if (!parsed.success) throw new ConfigError(`--fallback: bad model ${JSON.stringify(model)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    return parsed.data;
+  });
+  return checked('fallbacks', models, (why) => `--fallback ${why}`);
+}
+
 function agentName(text: string): string {
   const parsed = AgentNameSchema.safeParse(text);
   if (!parsed.success) throw new ConfigError(`--agent ${parsed.error.issues[0]?.message ?? 'invalid'}, got ${JSON.stringify(text)}`);
@@ -133,6 +155,26 @@ export const SESSION_FLAGS = {
     (v) => ({ agent: agentName(v) }),
   ),
   model: text('--model provider:model', 'the model (default AGENT_MODEL, else anthropic:claude-sonnet-4-5)', (v) => ({ model: parseModel(v) })),
+  fallback: text(
+    '--fallback provider:model,…',
+    'models a step goes to, in order, when its call to the model before fails on an overload, a 5xx, the network or a timeout, never on a bad key, a bad request, a content block or a 429; see docs/fallback.md (default: none)',
+    (v) => ({ fallbacks: fallbackModels(v) }),
+  ),
+  'fallback-after': text(
+    '--fallback-after DURATION',
+    `with --fallback: how long a model may be failing before a call goes to the next one without waiting out its retries, e.g. 30s, ${SESSION_LIMITS.fallbackAfterMs.min / 1000} s to ${durationText(SESSION_LIMITS.fallbackAfterMs.max)} (default ${SESSION_LIMITS.fallbackAfterMs.default / 1000}s)`,
+    (v) => ({ fallbackAfterMs: duration('--fallback-after', 'fallbackAfterMs', v) }),
+  ),
+  'fallback-return-after': text(
+    '--fallback-return-after DURATION',
+    `with --fallback: back to the first model this long after a switch, e.g. 10m, ${SESSION_LIMITS.fallbackReturnAfterMs.min / 1000} s to ${durationText(SESSION_LIMITS.fallbackReturnAfterMs.max)} (default: at the next turn)`,
+    (v) => ({ fallbackReturnAfterMs: duration('--fallback-return-after', 'fallbackReturnAfterMs', v) }),
+  ),
+  priority: text(
+    '--priority interactive|batch',
+    "under the worker fleet's shared rate limits (AGENT_LIMITS_FILE, docs/fleet-limits.md), an interactive session's calls go before a batch one's (default interactive)",
+    (v) => ({ priority: checked('priority', v, (why) => `--priority ${why}, got ${JSON.stringify(v)}`) }),
+  ),
   system: text('--system TEXT', 'the system prompt (default none)', (v) => ({ system: checked('system', v, (why) => `--system ${why}`) })),
   'system-file': text('--system-file PATH', 'the system prompt, read from a UTF-8 file (default none)', systemFile),
   id: text('--id ID', 'the session id (default session-<uuid>)', (v) => ({ workflowId: v })),

@@ -33,7 +33,7 @@ function lines(view: SessionView): [string, string][] {
   if (view.turn !== undefined) rows.push(['turn', `${view.turn} · step ${view.step ?? 0}${view.settings ? `/${view.settings.maxSteps}` : ''} · ${plural(view.stepsTaken ?? 0, 'step')} in all`]);
   else if (view.stepsTaken !== null) rows.push(['steps', String(view.stepsTaken)]);
   if (view.agent !== undefined) rows.push(['agent', view.agent]);
-  rows.push(['model', view.model ?? '-']);
+  rows.push(['model', `${view.model ?? '-'}${view.modelInForce ? ` ${dim(`· now on its fallback ${view.modelInForce}`)}` : ''}`]);
   if (view.settings) rows.push(['settings', changedOf(view) || dim('defaults')]);
   if (view.spend) rows.push(['spend', view.budget ? describeBudget(view.budget, view.spend) : `${formatCost(view.spend.costUsd)} · ${view.spend.inputTokens + view.spend.outputTokens} tokens`]);
   if (view.unavailable === undefined || view.pendingApprovals.length > 0) {

@@ -34,6 +34,8 @@ interface OpenMessage {
   attempt: number;
   /** The text sent as deltas so far. */
   sent: string;
+  /** A call wrote other words than those sent: no more deltas, the log's answer ends the message. */
+  diverged?: true;
 }
 
 /**
@@ -89,7 +91,17 @@ export class TurnResponse {
     open.attempt = frame.attempt;
     const end = frame.offset + frame.text.length;
     // A gap (a lost frame) waits for the log's text rather than send a hole.
-    if (frame.offset > open.sent.length || end <= open.sent.length) return;
+    if (open.diverged || frame.offset > open.sent.length) return;
+    // Text already sent comes again from a retry or, after a switch to a fallback, from another
+    // model (whose attempts count from 1 again): only the same words go on. A call that writes
+    // others would make the deltas add up to a text no call wrote; sent text cannot be taken
+    // back, so the message waits for the log's answer, which its done event carries.
+    const overlap = Math.min(end, open.sent.length) - frame.offset;
+    if (frame.text.slice(0, overlap) !== open.sent.slice(frame.offset, frame.offset + overlap)) {
+      open.diverged = true;
+      return;
+    }
+    if (end <= open.sent.length) return;
     this.sendText(open, frame.text.slice(open.sent.length - frame.offset));
   }
 

@@ -20,7 +20,7 @@ function given<K extends keyof typeof SessionInputSchema.shape>(name: K) {
 }
 
 /** Settings a key limited to named agents may not give: they change what the agent is, or what it may do. */
-export const AGENT_DEFINING_SETTINGS = ['model', 'system', 'tools', 'mcp', 'customTools', 'approvalRequired', 'approvalTimeoutMs'] as const;
+export const AGENT_DEFINING_SETTINGS = ['model', 'fallbacks', 'system', 'tools', 'mcp', 'customTools', 'approvalRequired', 'approvalTimeoutMs'] as const;
 
 export const SessionIdSchema = z.string().min(1).max(1_000).openapi({ param: { name: 'id', in: 'path' }, example: 'session-3f1c9a2e' });
 export const SessionParamsSchema = z.object({ id: SessionIdSchema });
@@ -34,6 +34,10 @@ export const CreateSessionSchema = z
   .object({
     agent: AgentNameSchema.optional().openapi({ description: "The worker's agent (defineAgent) to start; without one, the settings alone (a key with agents \"*\")." }),
     model: given('model'),
+    fallbacks: given('fallbacks'),
+    fallbackAfterMs: given('fallbackAfterMs'),
+    fallbackReturnAfterMs: given('fallbackReturnAfterMs'),
+    priority: given('priority'),
     system: given('system'),
     tools: given('tools'),
     mcp: given('mcp'),
@@ -105,6 +109,7 @@ export const SessionStateSchema = z
     closedAt: z.string().optional(),
     endedBy: z.enum(['request', 'idle_timeout']).optional(),
     model: z.string().nullable(),
+    modelInForce: z.string().optional().openapi({ description: 'The fallback answering the session now, when a step switched to one (docs/fallback.md); absent on the first model.' }),
     agent: z.string().optional(),
     turn: z.number().optional(),
     step: z.number().optional(),

@@ -49,6 +49,13 @@ const FIELDS: Record<string, { valid: fc.Arbitrary<unknown>; bad: fc.Arbitrary<u
     valid: fc.constantFrom('anthropic:claude-sonnet-4-5', 'openai:gpt-4o-mini', 'google:gemini-2.5-flash', 'openai:org/model:v1@2'),
     bad: fc.oneof(notAString, fc.constantFrom('gpt-4o', 'anthropic:', 'azure:gpt-4o', 'anthropic:a b', ' openai:x', 'openai:x\n')),
   },
+  fallbacks: {
+    valid: fc.array(fc.constantFrom('openai:gpt-5', 'google:gemini-2.5-pro', 'anthropic:claude-haiku-4-5'), { minLength: 1, maxLength: 4 }),
+    bad: fc.oneof(notAnArray, fc.constant([]), fc.constant(Array.from({ length: 5 }, () => 'openai:gpt-5')), fc.array(fc.oneof(notAString, fc.constantFrom('gpt-5', 'azure:x')), { minLength: 1, maxLength: 2 })),
+  },
+  fallbackAfterMs: int('fallbackAfterMs'),
+  fallbackReturnAfterMs: int('fallbackReturnAfterMs'),
+  priority: { valid: fc.constantFrom('interactive', 'batch'), bad: fc.oneof(notAString, fc.constantFrom('urgent', 'Batch', '')) },
   system: { valid: fc.string({ maxLength: 40 }), bad: fc.oneof(notAString, tooLong(100_000)) },
   retryPolicy: { valid: fc.oneof(fc.constant(null), validPolicy), bad: badRetryPolicy },
   maxSteps: int('maxSteps'),

@@ -29,6 +29,8 @@ export async function openEventStream(provider: string, call: ProviderCall, url:
     signal: call.signal,
     idleTimeoutMs: call.idleTimeoutMs,
     onBytes: (n) => progress.addBytes(n),
+    ...(call.beforeRequest ? { beforeRequest: call.beforeRequest } : {}),
+    ...(call.onResponse ? { onResponse: call.onResponse } : {}),
   });
   if (res.status < 200 || res.status >= 300) {
     const text = await readBodyText(res);

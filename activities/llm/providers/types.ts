@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type { PostStreamOptions } from '../http';
 import type { AssistantMessage, LlmRequest } from '../../../contracts/messages';
 
 export interface ProviderCall {
@@ -14,6 +15,10 @@ export interface ProviderCall {
   idleTimeoutMs: number;
   /** Called as bytes arrive (pings included) and as the answer grows, so the activity can heartbeat. */
   onProgress?: (p: StreamProgress) => void;
+  /** Awaited with the request's body just before it leaves; see `postStream`. */
+  beforeRequest?: PostStreamOptions['beforeRequest'];
+  /** The response's status and headers as soon as they are in; see `postStream`. */
+  onResponse?: PostStreamOptions['onResponse'];
 }
 
 export interface StreamProgress {
