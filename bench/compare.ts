@@ -34,10 +34,16 @@ export interface CompareResult {
  * bundle) differs between the two agents; activities, worker and server are the working
  * tree's. Each loop has its own worker process, so its CPU is its own.
  */
-export async function measureComparison(env: BenchEnv, rev: string, floor: BenchWorker, settings: OverheadSettings): Promise<CompareResult> {
+export async function measureComparison(env: BenchEnv, rev: string, settings: OverheadSettings): Promise<CompareResult> {
+  // The working tree's and the floor's workers start while the revision is bundled, as a
+  // process start is seconds of waiting; if bundling fails, env.close() stops them, and a
+  // failure of theirs is reported where they are awaited.
+  const started = Promise.all([env.startWorker('agent'), env.startWorker('floor')]);
+  void started.catch(() => undefined);
   const { commit, bundle, remove } = await revisionBundle(rev);
   try {
-    const workers = { rev: await env.startWorker('agent', {}, bundle), tree: await env.startWorker('agent'), floor };
+    const [revWorker, [tree, floor]] = await Promise.all([env.startWorker('agent', {}, bundle), started]);
+    const workers = { rev: revWorker, tree, floor };
     const samples: Record<'rev' | 'tree' | 'floor', TurnSample[]> = { rev: [], tree: [], floor: [] };
     await floor.probes(); // drop anything earlier
     const loops = ['rev', 'tree', 'floor'] as const;

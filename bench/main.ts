@@ -2,10 +2,12 @@
  * `npm run bench`: measures the agent loop on Temporal against a plain in-process loop
  * and against a floor workflow, side by side in one run, on a private dev server with the
  * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
- * code at CI scale; `--out FILE` writes the JSON there instead; `--only long-session` runs
- * that benchmark by itself, `--only stream` the live stream's (bench/stream.ts); `--compare
- * REV` compares the session workflow of a git revision with the working tree's, turn by turn
- * in one run, and `--compare REV --replay` its own CPU by replaying the recorded histories
+ * code at CI scale, `--smoke` at the least each part can report from (what the tests of its
+ * plumbing run); `--out FILE` writes the JSON there instead; `--only long-session` runs that
+ * benchmark by itself, `--only stream` the live stream's (bench/stream.ts), `--only limits`
+ * the fleet limits' (bench/limits.ts); `--compare REV`
+ * compares the session workflow of a git revision with the working tree's, turn by turn in
+ * one run, and `--compare REV --replay` its own CPU by replaying the recorded histories
  * under both, without a server.
  */
 import { execFile } from 'node:child_process';
@@ -20,12 +22,15 @@ import { startScriptedLlm } from '../testing/scripted-llm/server';
 import { DEFAULT_DYNAMIC_CONFIG } from '../harness/dev-server';
 import { temporalCliPath } from '../harness/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
-import { buildBundles, bundleTo } from './bundles';
+import { buildBundles, bundleTo, cachedAgentBundle } from './bundles';
 import { WORKFLOWS_PATH } from '../worker/create-worker';
 import { measureCliSpeed } from './cli-speed';
 import { formatComparison, measureComparison } from './compare';
 import { measureHistoryGrowth } from './history-growth';
 import { formatLongSession } from './long-session-report';
+import { measureLimits } from './limits';
+import { formatLimits } from './limits-report';
+import { LIMITS_SCALES } from './limits-result';
 import { measureLongSession } from './long-session';
 import { measureIdleMemory } from './memory';
 import { parseBenchArgs, SCALES } from './options';
@@ -33,6 +38,7 @@ import { measureOverhead } from './overhead';
 import { formatReport } from './report';
 import { measureReplay } from './replay';
 import { formatReplayComparison, measureReplayComparison } from './replay-compare';
+import { commitOf } from './revision-bundle';
 import type { BenchResult } from './result';
 import { round } from './stats';
 import { checkTargets } from './targets';
@@ -46,8 +52,10 @@ const load = () => os.loadavg().map((l) => round(l));
 
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
-  const scaleName = args.quick ? 'quick' : 'full';
+  const scaleName = args.scale;
   const scale = SCALES[scaleName];
+  // An unknown revision is refused before a server or a bundle is started for it.
+  if (args.compare !== undefined) await commitOf(args.compare);
   // Replay workers run in this process; their INFO lines would bury the table.
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const started = performance.now();
@@ -60,7 +68,8 @@ async function main(): Promise<void> {
     progress(`replaying the recorded histories under the session workflow of ${args.compare} and the working tree's (no server)`);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-replay-'));
     try {
-      const tree = await bundleTo(WORKFLOWS_PATH, path.join(dir, 'agent.js'));
+      const treePath = path.join(dir, 'agent.js');
+      const tree = scale.cachedBundle ? await cachedAgentBundle(treePath) : await bundleTo(WORKFLOWS_PATH, treePath);
       const comparison = await measureReplayComparison(args.compare, tree, scale.replayCompare, args.histories);
       await mkdir(RESULTS_DIR, { recursive: true });
       await reportOneMode(mode, 'replay comparison', 'replay-compare', { comparison }, formatReplayComparison(comparison));
@@ -79,9 +88,15 @@ async function main(): Promise<void> {
     await reportOneMode(mode, 'live stream only', 'stream', { stream }, formatStream(stream));
     return;
   }
+  if (args.only === 'limits') {
+    // Its own dev server and two worker processes of one task queue: no bundles.
+    const limits = await measureLimits(LIMITS_SCALES[scaleName], { progress, dynamicConfig: args.serverConfig });
+    await reportOneMode(mode, 'fleet limits only', 'limits', { limits }, formatLimits(limits));
+    return;
+  }
   const llm = await startScriptedLlm();
   progress('starting a dev server and bundling workflows (not measured)');
-  const bundling = buildBundles();
+  const bundling = buildBundles({ cachedAgent: scale.cachedBundle });
   const dispatcher = new Agent();
   let env: BenchEnv | undefined;
   try {
@@ -97,7 +112,7 @@ async function main(): Promise<void> {
     }
     if (args.compare !== undefined) {
       progress(`comparing the session workflow of ${args.compare} with the working tree's`);
-      const comparison = await measureComparison(env, args.compare, await env.startWorker('floor'), scale.overhead);
+      const comparison = await measureComparison(env, args.compare, scale.overhead);
       await reportOneMode(mode, 'comparison', 'compare', { comparison }, formatComparison(comparison));
       return;
     }
@@ -119,7 +134,7 @@ async function main(): Promise<void> {
     if (scale.longSession) progress(`and a long session: ${scale.longSession.turns} turns`);
     const longSession = scale.longSession && (await measureLongSession(env, scale.longSession, progress));
     progress('and the CLI\'s start-up, beside temporal --help');
-    const cli = await measureCliSpeed(env.server);
+    const cli = await measureCliSpeed(env.server, scale.cli.runs);
 
     let workerOptions: SweepRow[] | undefined;
     if (scale.sweep && args.sweep) {

@@ -5,8 +5,10 @@ import type { StreamSettings } from './stream-result';
 
 /**
  * How big each measurement is. `full` is what `npm run bench` runs (minutes) and what the
- * bench/README.md's table comes from; `quick` is the same code at a scale that fits a CI test
- * (well under a minute), so its numbers are a smoke test, not a result.
+ * bench/README.md's table comes from; `quick` is the same code at a scale that fits a CI
+ * job (about a minute), so its numbers are a smoke test, not a result; `smoke` is the least
+ * each measurement can be built from (the tests of the benchmark's plumbing run it): its
+ * numbers mean nothing, only that every part ran and reported.
  */
 export interface BenchScale {
   overhead: { steps: number; runs: number; warmupRuns: number };
@@ -29,9 +31,20 @@ export interface BenchScale {
   replayCompare: ReplayCompareSettings;
   /** `--only stream`: following a session live (bench/stream.ts). */
   stream: StreamSettings;
+  /** Timed starts of each command the CLI's start-up is measured with (bench/cli-speed.ts). */
+  cli: { runs: number };
+  /**
+   * Take the working tree's session workflow bundle from the tests' cache
+   * (harness/workflow-bundle-cache.ts, one per content of the workflows) instead of bundling
+   * it here: webpack's seconds are never measured, and a test run has that bundle already.
+   */
+  cachedBundle: boolean;
 }
 
-export const SCALES: Record<'full' | 'quick', BenchScale> = {
+export const SCALE_NAMES = ['full', 'quick', 'smoke'] as const;
+export type ScaleName = (typeof SCALE_NAMES)[number];
+
+export const SCALES: Record<ScaleName, BenchScale> = {
   full: {
     overhead: { steps: 21, runs: 15, warmupRuns: 3 },
     throughput: { stepsPerSession: 10, concurrency: [1, 2, 4, 8, 16, 32, 64, 128], warmupMs: 2_000, windowMs: 8_000 },
@@ -44,6 +57,8 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     replayCompare: { rounds: 8, replaysPerBlock: 40 },
     // About 50 tokens a second, as a fast model streams: 4 s and 16 s of text.
     stream: { pieces: 200, chunkSize: 4, pieceDelayMs: 20, viewers: [1, 10, 100], longPieces: 800, transports: ['embedded', 'nats'], hopFrames: 2_000 },
+    cli: { runs: 5 },
+    cachedBundle: false,
   },
   quick: {
     overhead: { steps: 6, runs: 3, warmupRuns: 1 },
@@ -55,11 +70,33 @@ export const SCALES: Record<'full' | 'quick', BenchScale> = {
     longSession: { turns: 24, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 200 },
     replayCompare: { rounds: 2, replaysPerBlock: 4 },
     stream: { pieces: 10, chunkSize: 4, pieceDelayMs: 10, viewers: [1, 2], longPieces: 30, transports: ['embedded'], hopFrames: 50 },
+    cli: { runs: 5 },
+    cachedBundle: false,
+  },
+  smoke: {
+    // One measured turn of two steps: one step latency per loop.
+    overhead: { steps: 2, runs: 1, warmupRuns: 0 },
+    // Two levels, so the search still raises the concurrency, each of three short windows.
+    throughput: { stepsPerSession: 4, concurrency: [1, 2], warmupMs: 300, windowMs: 400 },
+    // Linear growth is told from quadratic only between lengths ten times apart.
+    history: { steps: [5, 50], ratioBase: 5, ratioTop: 50 },
+    replay: { runs: 1 },
+    memory: { sessions: 3, stepsPerSession: 1 },
+    // The quick one: fewer runs would leave no run between the first and the last whose
+    // history per step could be compared, and fewer turns per run make that figure noise.
+    longSession: { turns: 24, toolResultBytes: 20 * 1024, contextWindow: 32_000, compactAt: 0.75, continueAsNewAfterEvents: 200 },
+    // Two rounds, so each bundle's block goes first once.
+    replayCompare: { rounds: 2, replaysPerBlock: 1 },
+    // Two viewer counts, so watch's cost is seen to grow with them.
+    stream: { pieces: 4, chunkSize: 4, pieceDelayMs: 10, viewers: [1, 2], longPieces: 8, transports: ['embedded'], hopFrames: 10 },
+    cli: { runs: 1 },
+    cachedBundle: true,
   },
 };
 
 export const BenchArgsSchema = z.strictObject({
-  quick: z.boolean(),
+  /** `--quick` or `--smoke`; `full` without either. */
+  scale: z.enum(SCALE_NAMES),
   /** `--no-sweep`: skip the worker-option sweep, the longest part, e.g. to check a change's effect on the rest. */
   sweep: z.boolean(),
   /**
@@ -72,9 +109,10 @@ export const BenchArgsSchema = z.strictObject({
   out: z.string().min(1).optional(),
   /**
    * `--only long-session`: run that one benchmark of the scale, by itself (minutes instead of
-   * the whole run's tens); `--only stream`: the live stream's cost and latency (bench/stream.ts).
+   * the whole run's tens); `--only stream`: the live stream's cost and latency (bench/stream.ts);
+   * `--only limits`: the fleet limits with and without a shared limit, and their cost (bench/limits.ts).
    */
-  only: z.enum(['long-session', 'stream']).optional(),
+  only: z.enum(['long-session', 'stream', 'limits']).optional(),
   /**
    * `--compare REV`: only the per-step comparison of the session workflow at a git revision
    * with the working tree's, the floor beside them, interleaved turn by turn (bench/compare.ts).
@@ -98,16 +136,19 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --no-sweep, --only long-session|stream, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --smoke, --no-sweep, --only long-session|stream|limits, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
-/** `--quick`, `--no-sweep`, `--only NAME`, `--compare REV [--replay [--histories DIR]]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
+/** `--quick`, `--smoke`, `--no-sweep`, `--only NAME`, `--compare REV [--replay [--histories DIR]]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const serverConfig: Record<string, unknown> = {};
-  const raw: Record<string, unknown> = { quick: false, sweep: true, replay: false, serverConfig };
+  const raw: Record<string, unknown> = { scale: 'full', sweep: true, replay: false, serverConfig };
+  const scales = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === '--quick') raw.quick = true;
-    else if (arg === '--no-sweep') raw.sweep = false;
+    if (arg === '--quick' || arg === '--smoke') {
+      scales.add(arg);
+      raw.scale = arg.slice('--'.length);
+    } else if (arg === '--no-sweep') raw.sweep = false;
     else if (arg === '--out') raw.out = argv[++i];
     else if (arg?.startsWith('--out=')) raw.out = arg.slice('--out='.length);
     else if (arg === '--cpu-prof') raw.cpuProf = argv[++i];
@@ -126,6 +167,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       }
     } else throw new Error(`bench: unknown argument "${arg}" (${USAGE})`);
   }
+  if (scales.size > 1) throw new Error('bench: --quick and --smoke are two scales: give one');
   const parsed = BenchArgsSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`bench: ${z.prettifyError(parsed.error)}`);
   if (parsed.data.replay && parsed.data.compare === undefined) throw new Error('bench: --replay goes with --compare REV (it compares two bundles)');

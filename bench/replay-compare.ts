@@ -4,7 +4,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import type { Bundle } from './bundles';
-import { promisesPerReplay } from './promise-count';
+import { countedReplays } from './promise-count';
 import { median, round } from './stats';
 import { revisionBundle } from './revision-bundle';
 import { table } from './table';
@@ -48,23 +48,28 @@ export async function measureReplayComparison(rev: string, tree: Bundle, setting
   const { commit, bundle, remove } = await revisionBundle(rev);
   try {
     const recorded = await recordedHistories(historiesDir);
+    const counted = { rev: await countedReplays(bundle, recorded), tree: await countedReplays(tree, recorded) };
     const skipped: ReplayCompareResult['skipped'] = [];
     const usable: Named[] = [];
+    const promises = { rev: 0, tree: 0 };
     for (const named of recorded) {
-      const error = (await replayError(bundle, named)) ?? (await replayError(tree, named));
-      if (error === undefined) usable.push(named);
-      else skipped.push({ history: named.workflowId, error });
+      const [ofRev, ofTree] = [counted.rev.get(named.workflowId), counted.tree.get(named.workflowId)];
+      if (ofRev?.promises !== undefined && ofTree?.promises !== undefined) {
+        usable.push(named);
+        promises.rev += ofRev.promises;
+        promises.tree += ofTree.promises;
+      } else skipped.push({ history: named.workflowId, error: ofRev?.error ?? ofTree?.error ?? 'no replay result' });
     }
     if (usable.length === 0) throw new Error(`bench: --compare ${rev} --replay: no recorded history replays under both bundles`);
     const bundles = { rev: bundle, tree };
-    const promises = { rev: round(await promisesPerReplay(bundle, usable), 1), tree: round(await promisesPerReplay(tree, usable), 1) };
+    const promisesPerReplay = { rev: round(promises.rev / usable.length, 1), tree: round(promises.tree / usable.length, 1) };
     const blocks = { rev: [] as number[], tree: [] as number[] };
     for (let r = 0; r < settings.rounds; r++) {
       const order = r % 2 === 0 ? (['rev', 'tree'] as const) : (['tree', 'rev'] as const);
       for (const which of order) blocks[which].push(await cpuPerReplay(bundles[which], usable, settings.replaysPerBlock));
     }
     const medianCpuMs = { rev: round(median(blocks.rev), 2), tree: round(median(blocks.tree), 2) };
-    return { rev, commit, settings, histories: usable.map((h) => h.workflowId), skipped, blocks, medianCpuMs, ratio: round(medianCpuMs.tree / medianCpuMs.rev, 3), promisesPerReplay: promises };
+    return { rev, commit, settings, histories: usable.map((h) => h.workflowId), skipped, blocks, medianCpuMs, ratio: round(medianCpuMs.tree / medianCpuMs.rev, 3), promisesPerReplay };
   } finally {
     await remove();
   }
@@ -86,13 +91,6 @@ async function recordedHistories(dir: string): Promise<Named[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
   return Promise.all(
     files.map(async (file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(await readFile(path.join(dir, file), 'utf8'))) })),
-  );
-}
-
-async function replayError(bundle: Bundle, named: Named): Promise<string | undefined> {
-  return Worker.runReplayHistory({ workflowBundle: { code: bundle.code } }, named.history, named.workflowId).then(
-    () => undefined,
-    (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error)),
   );
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LongSessionResultSchema } from './long-session-result';
+import { SCALE_NAMES } from './options';
 
 /**
  * The JSON `npm run bench` writes to bench/results/. A schema rather than only a type:
@@ -51,7 +52,7 @@ export const TargetSchema = z.strictObject({
 export type Target = z.infer<typeof TargetSchema>;
 
 export const BenchResultSchema = z.strictObject({
-  scale: z.enum(['full', 'quick']),
+  scale: z.enum(SCALE_NAMES),
   machine: z.strictObject({
     date: z.string(),
     nproc: z.number().int(),

@@ -135,16 +135,21 @@ async function openRig(ctx: Ctx, transport: StreamTransport, liveEnv: Record<str
   const workerEnv = agentWorkerEnv({ address: ctx.server.address, namespace: NAMESPACE, taskQueue, llmUrl: ctx.llm.url, workspace: BENCH_WORKSPACE, extra: liveEnv });
   let worker: WorkerProcess | undefined;
   let gateway: LocalGateway | undefined;
+  let browser: BrowserViewer | undefined;
+  // The gateway and the browser start while the worker process loads (seconds of each);
+  // nothing is measured before all three are up.
+  const spawned = spawnWorker({ env: workerEnv, logFile: path.join(RESULTS_DIR, 'worker.log') }).then((w) => (worker = w));
   try {
-    worker = await spawnWorker({ env: workerEnv, logFile: path.join(RESULTS_DIR, 'worker.log') });
-    await worker.ready;
-    await withTimeout(reached, 30_000, `the worker's live stream did not reach the gateway (${transport}) within 30 s`);
     gateway = await startLocalGateway({ address: ctx.server.address, namespace: NAMESPACE, taskQueue, subscriber, defaultRequestsPerMinute: 100_000 });
-    const browser = await openBrowserViewer(gateway.url, gateway.key);
-    return { transport, taskQueue, worker, gateway, browser };
+    browser = await openBrowserViewer(gateway.url, gateway.key);
+    await (await spawned).ready;
+    await withTimeout(reached, 30_000, `the worker's live stream did not reach the gateway (${transport}) within 30 s`);
+    return { transport, taskQueue, worker: await spawned, gateway, browser };
   } catch (error) {
+    await browser?.close();
     await gateway?.close();
     if (!gateway) await subscriber.close();
+    await spawned.catch(() => undefined);
     await worker?.kill();
     throw error;
   }

@@ -33,6 +33,19 @@ const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error: conso
 
 /** The stored bundle for the current sources, or a new one bundled and stored. */
 export async function cachedWorkflowBundle(options: BundleCacheOptions): Promise<WorkflowBundle> {
+  return { code: (await cachedBundle(options)).code };
+}
+
+/**
+ * The stored bundle's file for the current sources (bundled and stored first if need be),
+ * for a worker process to run (AGENT_WORKFLOW_BUNDLE); undefined when the sources changed
+ * while webpack read them, and no file matches them.
+ */
+export async function cachedWorkflowBundleFile(options: BundleCacheOptions): Promise<string | undefined> {
+  return (await cachedBundle(options)).file;
+}
+
+async function cachedBundle(options: BundleCacheOptions): Promise<{ code: string; file?: string }> {
   const key = await workflowBundleKey(options);
   const file = path.join(options.cacheDir, `${key}.js`);
   const stored = await readFile(file, 'utf8').catch(() => undefined);
@@ -40,7 +53,7 @@ export async function cachedWorkflowBundle(options: BundleCacheOptions): Promise
     // Its time says when it was last used: pruning keeps the recently used ones.
     const now = new Date();
     await utimes(file, now, now).catch(() => undefined);
-    return { code: stored };
+    return { code: stored, file };
   }
   const { code } = await bundleWorkflowCode({ workflowsPath: options.workflowsPath, logger: quietLogger });
   const outside = bundledSourcesOutside(code, options.root);
@@ -48,8 +61,9 @@ export async function cachedWorkflowBundle(options: BundleCacheOptions): Promise
     throw new Error(`the workflow bundle includes ${outside.join(', ')}, outside ${BUNDLED_DIRS.join(', ')}: add the folder to BUNDLED_DIRS in harness/workflow-bundle-cache.ts so its edits change the bundle's key`);
   }
   // A file edited while webpack read it would leave a bundle that matches neither content.
-  if ((await workflowBundleKey(options)) === key) await store(options.cacheDir, file, code);
-  return { code };
+  if ((await workflowBundleKey(options)) !== key) return { code };
+  await store(options.cacheDir, file, code);
+  return { code, file };
 }
 
 /** A hash of the entry's path, package-lock.json and every file (path and content) of BUNDLED_DIRS. */
@@ -88,7 +102,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 /** Written under a name of its own and renamed: a reader in another process sees all of it or none. */
-async function store(cacheDir: string, file: string, code: string): Promise<void> {
+export async function store(cacheDir: string, file: string, code: string): Promise<void> {
   await mkdir(cacheDir, { recursive: true });
   const partial = `${file}.${randomUUID()}.partial`;
   await writeFile(partial, code);

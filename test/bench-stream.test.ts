@@ -14,7 +14,7 @@ import { runEntry, type CliResult } from './support/cli';
 /**
  * `npm run bench -- --only stream` kept honest: the pieces it measures with are checked on
  * their own (the action counter's parse, how a piece's receipt is found, the scripted LLM's
- * send times), and the whole benchmark runs once at its quick size (its own dev server,
+ * send times), and the whole benchmark runs once at its smoke size (its own dev server,
  * worker process, gateway and Chromium) to show it prints its figures. Timings on a shared
  * machine are noise: nothing here asserts one.
  */
@@ -89,14 +89,14 @@ describe('the stream benchmark\'s measures', () => {
   });
 });
 
-describe('npm run bench -- --quick --only stream', () => {
+describe('npm run bench -- --smoke --only stream', () => {
   const out = path.join(tmpdir(), `bench-stream-${randomUUID()}.json`);
   let run: CliResult;
   let result: StreamResult;
 
   beforeAll(async () => {
-    run = await runEntry('bench/main.ts', ['--quick', '--only', 'stream', '--out', out], {}, 240_000);
-    if (run.code !== 0) throw new Error(`bench --quick --only stream exited with ${run.code}:\n${run.stderr.slice(-3_000)}`);
+    run = await runEntry('bench/main.ts', ['--smoke', '--only', 'stream', '--out', out], {}, 240_000);
+    if (run.code !== 0) throw new Error(`bench --smoke --only stream exited with ${run.code}:\n${run.stderr.slice(-3_000)}`);
     result = StreamResultSchema.parse((JSON.parse(await readFile(out, 'utf8')) as { stream: unknown }).stream);
   }, 300_000);
 

@@ -13,6 +13,7 @@ import { findFreePort, startDevServer, type DevServer } from '../harness/dev-ser
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
 import { runEntry, type CliResult } from './support/cli';
+import { runInProcess } from './support/cli-in-process';
 import { makeTestCertificates, type TestCertificates } from './support/test-certificates';
 import { startTlsProxy, type TlsProxy } from './support/tls-proxy';
 import { startWorkerProcess } from './support/worker-processes';
@@ -44,6 +45,13 @@ afterAll(async () => {
   await server?.stop();
   await certs?.remove();
 });
+
+/**
+ * A client command line in this process (client/command-line.ts, the CLI's own path and
+ * error line): the sessions and the exit-2 refusal below run the client's process, so
+ * the process around these refusals stays proven, without a process start for each.
+ */
+const client = (args: string[], env: Record<string, string>) => runInProcess(args, env);
 
 /** The proxy's certificate names localhost and 127.0.0.1; the name is set as a user behind a load balancer would. */
 const mtlsEnv = (): Record<string, string> => ({
@@ -116,14 +124,14 @@ describe('mTLS', () => {
     const wrongCa = { ...mtlsEnv(), TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCaCert };
     const pattern = /^(worker|client): TEMPORAL_TLS_SERVER_CA_CERT_PATH: the certificate of the Temporal server at 127\.0\.0\.1:\d+ is not signed by a trusted CA/;
     expectOneLine(await runEntry('worker/main.ts', [], wrongCa), pattern);
-    expectOneLine(await runEntry('client/main.ts', ['list'], wrongCa), pattern);
+    expectOneLine(await client(['list'], wrongCa), pattern);
   });
 
   it('is refused without a client certificate, in one line naming the certificate settings', async () => {
     const { TEMPORAL_TLS_CLIENT_CERT_PATH: _cert, TEMPORAL_TLS_CLIENT_KEY_PATH: _key, ...noClientCert } = mtlsEnv();
     const pattern = /^(worker|client): the Temporal server at 127\.0\.0\.1:\d+ requires a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/;
     expectOneLine(await runEntry('worker/main.ts', [], noClientCert), pattern);
-    expectOneLine(await runEntry('client/main.ts', ['list'], noClientCert), pattern);
+    expectOneLine(await client(['list'], noClientCert), pattern);
   });
 
   it('stops before connecting when the client key does not belong to the client certificate', async () => {
@@ -153,7 +161,7 @@ describe('API key', () => {
   it('fails in one line naming TEMPORAL_API_KEY, never echoing it, when the endpoint refuses the key', async () => {
     const wrong = `${API_KEY}-revoked`;
     const pattern = /^(worker|client): TEMPORAL_API_KEY: the Temporal server at 127\.0\.0\.1:\d+ refused the API key/;
-    for (const result of [await runEntry('worker/main.ts', [], apiKeyEnv(wrong)), await runEntry('client/main.ts', ['list'], apiKeyEnv(wrong))]) {
+    for (const result of [await runEntry('worker/main.ts', [], apiKeyEnv(wrong)), await client(['list'], apiKeyEnv(wrong))]) {
       expectOneLine(result, pattern);
       expect(result.stderr + result.stdout).not.toContain(API_KEY);
     }
@@ -161,6 +169,6 @@ describe('API key', () => {
 
   it('says that credentials are needed when no key is given', async () => {
     const { TEMPORAL_API_KEY: _key, ...noKey } = apiKeyEnv();
-    expectOneLine(await runEntry('client/main.ts', ['list'], noKey), /^client: the Temporal server at 127\.0\.0\.1:\d+ asks for credentials: set TEMPORAL_API_KEY/);
+    expectOneLine(await client(['list'], noKey), /^client: the Temporal server at 127\.0\.0\.1:\d+ asks for credentials: set TEMPORAL_API_KEY/);
   });
 });
