@@ -198,12 +198,15 @@ function pollDelayMs(etaMs: number): number {
 const GRPC_RESOURCE_EXHAUSTED = 8;
 const GRPC_UNAVAILABLE = 14;
 
-/** Temporal refused the ask for the limiter's load (too many Updates in flight) or dropped it as the limiter continued as new. */
+/**
+ * Temporal refused the ask for the limiter's load (too many Updates in flight, its workflow
+ * task timed out and is being retried) or dropped it as the limiter continued as new.
+ */
 function isLimiterBusy(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (code === GRPC_RESOURCE_EXHAUSTED || code === GRPC_UNAVAILABLE) return true;
-    if (/in-flight updates|update was aborted/i.test(e.message)) return true;
+    if (/in-flight updates|update was aborted|workflow task in failed state/i.test(e.message)) return true;
   }
   return false;
 }

@@ -259,7 +259,8 @@ export class LimiterBook {
    * while nobody waits: an idle limiter sets no timer.
    */
   nextChangeAt(now: number): number | undefined {
-    const waiting = [...this.#waiters.values()];
+    // A grant whose ask is open is told in this activation: nothing to wake for.
+    const waiting = [...this.#waiters.values()].filter((w) => !(w.lease !== undefined && this.#listening.has(w.holder)));
     if (waiting.length === 0) return undefined;
     const windows = [...new Set(this.#limits.map((l) => l.windowSeconds * 1000)), 60_000];
     const times = [

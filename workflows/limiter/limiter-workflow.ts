@@ -20,17 +20,27 @@ export async function agentLimiter(carried?: LimiterCarried | null, eventsPerRun
   const book = new LimiterBook(carried ?? undefined);
   let draining = false;
   let changed = false;
+  // Grant passes made: every ask of an activation waits for the one pass after it, so a
+  // burst of asks costs one pass, not one each (a busy limiter's workflow tasks stay short).
+  let passes = 0;
 
   setHandler(
     acquireLeaseUpdate,
-    async (asked): Promise<AcquireAnswer> => {
+    async (raw): Promise<AcquireAnswer> => {
       // Asks that reach a run about to continue as new are answered by the next run.
       if (draining) return { granted: false, again: true };
       // The parsed ask: the validator has refused one that does not parse, and this fills in the limits' defaults.
-      const request = AcquireRequestSchema.parse(asked);
+      const request = AcquireRequestSchema.parse(raw);
       if (!book.ask(request, Date.now())) throw ApplicationFailure.nonRetryable(`a stale ask of ${request.holder} (attempt ${request.attempt}): a newer attempt asked, or this one withdrew`, 'stale_ask');
-      book.grant(Date.now());
       changed = true;
+      const asked = passes;
+      book.listen(request.holder, 1);
+      try {
+        await condition(() => draining || passes > asked);
+      } finally {
+        book.listen(request.holder, -1);
+      }
+      if (draining && !book.isGranted(request.holder)) return { granted: false, again: true };
       // Queued and not held open: the caller asks again after a pause.
       if (!request.wait || book.isGranted(request.holder) || !book.mayHold(request.holder)) return book.answer(request.holder);
       book.listen(request.holder, 1);
@@ -57,6 +67,7 @@ export async function agentLimiter(carried?: LimiterCarried | null, eventsPerRun
   while (!(workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > eventsPerRun)) {
     const now = Date.now();
     book.grant(now);
+    passes++;
     setCurrentDetails(book.details(now));
     const next = book.nextChangeAt(now);
     if (next !== undefined && (timerAt === undefined || timerAt <= now || next < timerAt)) {
