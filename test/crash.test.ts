@@ -180,6 +180,12 @@ const assistantEvents = (events: SessionEvent[]) => events.filter((e) => e.type 
 const callIdsOf = (events: SessionEvent[]) => events.flatMap((e) => (e.type === 'assistant' ? [e.message.toolCalls.map((c) => c.id)] : []))[0] ?? [];
 const allPaired = (model: string) => llm.requests({ model }).every((r) => unpairedToolCalls(r.body).length === 0);
 
+// The suite's worker processes run the cached workflow bundle (test/support/worker-processes.ts):
+// every session here, before and after the kill, ran on a worker given AGENT_WORKFLOW_BUNDLE.
+it('runs both worker processes on the prebuilt workflow bundle AGENT_WORKFLOW_BUNDLE names', () => {
+  for (const worker of workers) expect(worker.output()).toContain('worker: runs the workflow bundle AGENT_WORKFLOW_BUNDLE names');
+});
+
 describe.each(PROVIDERS)('SIGKILL of the worker process on %s, then a new worker', (provider) => {
   it('during the LLM stream: the call is retried on the new worker and the turn completes; the LLM saw 2 requests, the first cut by the kill', async () => {
     const c = caseOf('llm', provider);

@@ -1,3 +1,4 @@
+import { accessSync, constants, statSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, parseEnv } from '../config/config-error';
 import { TaskQueueEnvSchema } from '../config/task-queue';
@@ -92,6 +93,16 @@ export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   AGENT_PRICES_FILE: z.string().min(1).optional(),
   /** A JSON file of fleet limits (docs/fleet-limits.md) every worker of the task queue holds LLM calls to together; unset: none. */
   AGENT_LIMITS_FILE: z.string().min(1).optional(),
+  /**
+   * A workflow bundle made ahead (`bundleWorkflowCode`) that the worker runs instead of
+   * bundling `workflows/` at start (worker/workflow-bundle-file.ts). Checked here so a wrong
+   * path stops the worker with the rest of the environment's mistakes.
+   */
+  AGENT_WORKFLOW_BUNDLE: z
+    .string()
+    .min(1)
+    .refine(isReadableFile, { message: 'no readable file at that path (a bundle made by bundleWorkflowCode)' })
+    .optional(),
   /** Worker Versioning: the Worker Deployment this worker is a version of, and its build id. Both or neither. */
   AGENT_DEPLOYMENT_NAME: z.string().min(1).optional(),
   AGENT_BUILD_ID: z.string().min(1).optional(),
@@ -99,6 +110,15 @@ export const WorkerEnvSchema = TaskQueueEnvSchema.extend({
   ...LiveStreamEnvSchema.shape,
 });
 export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
+
+function isReadableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.R_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /** Every bad variable in one line, each named; never echoes a value, which may be a key. */
 export function parseWorkerEnv(env: Record<string, string | undefined>): WorkerEnv {

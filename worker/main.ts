@@ -10,6 +10,7 @@ import { liveStreamConfigOf } from '../config/live-stream';
 import { createLiveStreamPublisher } from '../streaming';
 import { readWorkerFiles } from './config-files';
 import { createAgentWorker } from './create-worker';
+import { prebuiltWorkflowBundle } from './workflow-bundle-file';
 import { encryptionKeyFromEnv } from '../encryption/data-converter';
 import { checkNamespace, NamespaceCheckError } from './namespace-check';
 import { armShutdownDeadline } from './shutdown-deadline';
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
   // AGENT_MCP_CONFIG and AGENT_PRICES_FILE, read here only, before connecting: a bad file
   // stops the worker in one line naming the variable and the entry.
   const files = readWorkerFiles(env, process.env);
+  // AGENT_WORKFLOW_BUNDLE: made at build time, so the worker starts without webpack.
+  const workflowBundle = prebuiltWorkflowBundle(env.AGENT_WORKFLOW_BUNDLE, new Set([...(encryption ? ['encryption' as const] : []), ...(tracingConfig ? ['tracing' as const] : [])]));
   const tracing = tracingConfig && (await startTracing(tracingConfig, 'durable-agent-worker'));
   await mkdir(env.AGENT_WORKSPACE, { recursive: true });
   const connection = await connectWorkerConnection(temporal);
@@ -45,9 +48,10 @@ async function main(): Promise<void> {
       register: values['register-search-attributes'] || env.AGENT_REGISTER_SEARCH_ATTRIBUTES,
     });
     if (registered.length > 0) console.log(`worker: registered the search attributes ${registered.join(', ')} in namespace ${temporal.namespace}`);
-    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, liveStream, ...files, ...(encryption ? { encryption } : {}), ...(tracing ? { tracing } : {}) });
+    const worker = await createAgentWorker({ connection, namespace: temporal.namespace, env, dispatcher, liveStream, ...files, ...(workflowBundle ? { workflowBundle } : {}), ...(encryption ? { encryption } : {}), ...(tracing ? { tracing } : {}) });
     if (tracing) console.log(`worker: traces exported over OTLP/HTTP to ${new URL(tracing.config.endpoint).host} (${tracing.config.protocol})`);
     if (encryption) console.log(`worker: payloads encrypted with AES-256-GCM, key id "${encryption.id}"`);
+    if (workflowBundle) console.log('worker: runs the workflow bundle AGENT_WORKFLOW_BUNDLE names');
     console.log(`worker: polling task queue "${env.AGENT_TASK_QUEUE}" on ${describe(temporal, env)}`);
     await worker.run().catch((error: unknown) => {
       // Stopping with the server gone ends run() with the server's error: the stop was asked for.
