@@ -1,4 +1,5 @@
 import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { WORKFLOW_ERROR_TYPES } from '../../contracts/errors';
 import { acquireLeaseUpdate, AcquireRequestSchema, releaseLeaseSignal, ReleaseSignalSchema, type AcquireAnswer } from '../../contracts/fleet-limits';
 import { LimiterBook, type LimiterCarried } from './limiter-book';
 
@@ -31,7 +32,10 @@ export async function agentLimiter(carried?: LimiterCarried | null, eventsPerRun
       if (draining) return { granted: false, again: true };
       // The parsed ask: the validator has refused one that does not parse, and this fills in the limits' defaults.
       const request = AcquireRequestSchema.parse(raw);
-      if (!book.ask(request, Date.now())) throw ApplicationFailure.nonRetryable(`a stale ask of ${request.holder} (attempt ${request.attempt}): a newer attempt asked, or this one withdrew`, 'stale_ask');
+      // A stale ask's attempt is superseded or cancelled: it fails, rather than be told to ask again.
+      if (!book.ask(request, Date.now())) {
+        throw ApplicationFailure.create({ type: WORKFLOW_ERROR_TYPES.internal, message: `a stale ask of ${request.holder} (attempt ${request.attempt}): a newer attempt asked, or this one withdrew`, nonRetryable: true });
+      }
       changed = true;
       const asked = passes;
       book.listen(request.holder, 1);
