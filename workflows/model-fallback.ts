@@ -1,10 +1,17 @@
-import { TIMEOUT_ERROR_TYPES } from '../contracts/errors';
+import { isFallbackLlmErrorType, TIMEOUT_ERROR_TYPES } from '../contracts/errors';
 import type { FailureSummary } from '../contracts/session-log';
 import { summarizeFailure } from './failure';
 
 /**
- * The failures a step's call goes to the next model on (docs/fallback.md): the provider is
- * overloaded, answers with a 5xx, cannot be reached, or did not answer in time. Whatever
+ * An attempt whose worker was lost (it stopped heartbeating, or never closed) is as much
+ * the network's failure as a dropped connection: its provider may be the one that hangs.
+ */
+const LOST_ATTEMPTS: ReadonlySet<string> = new Set([TIMEOUT_ERROR_TYPES.HEARTBEAT, TIMEOUT_ERROR_TYPES.START_TO_CLOSE]);
+
+/**
+ * Whether a failure of this type sends the step to the next model (docs/fallback.md): the
+ * contract's FALLBACK_LLM_ERROR_TYPES, which the activity's early stop uses too, and a lost
+ * attempt. The provider is overloaded, answers with a 5xx, cannot be reached, or did not answer in time. Whatever
  * the ladder's stop reason (`fallback` when the activity stopped early for it, or its
  * budget or retries spent), these say the provider, not the request, is at fault, and
  * another provider may answer the same conversation.
@@ -15,17 +22,8 @@ import { summarizeFailure } from './failure';
  * `rate_limit` is the fleet limits' case (docs/fleet-limits.md), not an outage; `unknown`
  * is not known to be the provider's.
  */
-const PROVIDER_FAILURES: ReadonlySet<string> = new Set(['overloaded', 'server_error', 'network_error', 'timeout']);
-
-/**
- * An attempt whose worker was lost (it stopped heartbeating, or never closed) is as much
- * the network's failure as a dropped connection: its provider may be the one that hangs.
- */
-const LOST_ATTEMPTS: ReadonlySet<string> = new Set([TIMEOUT_ERROR_TYPES.HEARTBEAT, TIMEOUT_ERROR_TYPES.START_TO_CLOSE]);
-
-/** Whether a failure of this type sends the step to the next model. */
 export function takesFallback(type: string): boolean {
-  return PROVIDER_FAILURES.has(type) || LOST_ATTEMPTS.has(type);
+  return isFallbackLlmErrorType(type) || LOST_ATTEMPTS.has(type);
 }
 
 /**

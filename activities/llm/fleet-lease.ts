@@ -1,5 +1,6 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { IncomingHttpHeaders } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   acquireLeaseUpdate,
   LIMITER_WORKFLOW,
@@ -211,9 +212,9 @@ function isLimiterBusy(error: unknown): boolean {
   return false;
 }
 
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+/** Waits `ms`, or rejects (an AbortError) as soon as the signal aborts: the caller looks at the signal, not the error. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return untilAborted(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
+  return sleep(ms, undefined, { signal });
 }
 
 /**
