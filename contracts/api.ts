@@ -11,7 +11,8 @@ import { MaxRepeatsSchema, TurnTimeoutSchema } from './turn-limits';
 import { COMPACT_AT, CompactAtSchema, MAX_FALLBACKS, SESSION_LIMITS, ToolNameSchema, ToolTimeoutsSchema, boundedInt, type SessionSettings } from './session-settings';
 import { CustomToolNameSchema, CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
-import { AgentRecordSchema, type AgentRecord } from './agents/agent-record';
+import { AgentNameSchema, AgentRecordSchema, type AgentRecord } from './agents/agent-record';
+import { AGENT_DEPTH, SubAgentParentSchema, type SubAgentAnswer } from './sub-agents';
 import { OUTPUT_RETRIES, OutputRetriesSchema, OutputSchemaSchema, RecordedOutputSchemaSchema } from './structured-output';
 import { outputSchemaProblem } from './output-schema-check';
 
@@ -168,6 +169,15 @@ export const SessionInputSchema = z
      */
     agent: AgentRecordSchema.optional(),
     /**
+     * The worker's agents (defineAgent) this session offers its model as tools, `agent__<name>`
+     * (docs/sub-agents.md): a call runs the named agent as a child session; none when absent.
+     */
+    agents: names(AgentNameSchema).optional(),
+    /** How deep a tree of agents under this session may go (contracts/sub-agents.ts AGENT_DEPTH); a child carries its root's. */
+    maxAgentDepth: z.number().int().min(AGENT_DEPTH.min).max(AGENT_DEPTH.max).optional(),
+    /** Set by a parent session only: this session is a sub-agent's, started by that call (contracts/sub-agents.ts). */
+    parent: SubAgentParentSchema.optional(),
+    /**
      * The state an earlier run of this session carried over when it continued as new. Its
      * schema, like the fork's, is built on first use (see messages.ts): a new session has neither.
      */
@@ -320,6 +330,8 @@ export interface SessionResult {
   endedBy: 'request' | 'idle_timeout';
   usage: Usage;
   spend: Spend;
+  /** A sub-agent's session (its input's `parent`): its one turn's outcome and answer. */
+  answer?: SubAgentAnswer;
 }
 
 /** Starts a turn with a user message; resolves when the turn ends and fails with the turn's own failure. */

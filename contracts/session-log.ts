@@ -4,6 +4,8 @@ import { AssistantMessageSchema, MAX_EVENT_LIST_ENTRIES, ToolResultCodeSchema, U
 import { CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpToolListSchema } from './tools/mcp-tools';
 import { OutputSpecSchema } from './structured-output';
+import { SpendSchema } from './spend';
+import { SubAgentOffersSchema } from './sub-agents';
 
 /**
  * The session log: append-only, typed, the single source of truth of a session. The
@@ -61,6 +63,8 @@ export const SessionEventSchema = z.lazy(() =>
       callId: z.string(),
       name: z.string(),
       input: z.record(z.string(), z.unknown()),
+      /** A sub-agent's call: the child session it starts (contracts/sub-agents.ts). */
+      child: z.object({ workflowId: z.string(), agent: z.string() }).optional(),
     }),
     z.object({
       type: z.literal('tool/result'),
@@ -70,14 +74,21 @@ export const SessionEventSchema = z.lazy(() =>
       name: z.string(),
       code: ToolResultCodeSchema,
       content: z.string(),
+      /**
+       * A sub-agent's call: what its child session spent (counted in this session's spend, as
+       * an LLM call's is) and, when the child's turn failed, its failure as the child had it.
+       */
+      spend: SpendSchema.optional(),
+      failure: FailureSummarySchema.optional(),
     }),
     /**
      * The MCP tools offered from here on, as the servers listed them (contracts/tools/mcp-tools.ts).
      * `turn` is the turn it was recorded in, or the last one before it (0: before any).
      * `custom`: the custom tools the session is offered, as the worker listed them
-     * (contracts/tools/custom-tool-offer.ts); absent in a session offered none.
+     * (contracts/tools/custom-tool-offer.ts); absent in a session offered none. `agents`: the
+     * sub-agents it offers as tools (contracts/sub-agents.ts), likewise.
      */
-    z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape, custom: CustomToolOffersSchema.optional() }),
+    z.object({ type: z.literal('tools/listed'), ...at, turn: z.number().int().nonnegative(), ...McpToolListSchema.shape, custom: CustomToolOffersSchema.optional(), agents: SubAgentOffersSchema.optional() }),
     /**
      * What the provider is sent from here on starts with `summary` in place of every event up
      * to `throughSeq` (a `turn/end`), see conversation.ts. The log itself keeps them all.
