@@ -5,7 +5,8 @@
  * code at CI scale, `--smoke` at the least each part can report from (what the tests of its
  * plumbing run); `--out FILE` writes the JSON there instead; `--only long-session` runs that
  * benchmark by itself, `--only stream` the live stream's (bench/stream.ts), `--only limits`
- * the fleet limits' (bench/limits.ts); `--compare REV`
+ * the fleet limits' (bench/limits.ts), `--only actions` a session's billable actions
+ * (bench/actions.ts); `--compare REV`
  * compares the session workflow of a git revision with the working tree's, turn by turn in
  * one run, and `--compare REV --replay` its own CPU by replaying the recorded histories
  * under both, without a server.
@@ -24,6 +25,9 @@ import { temporalCliPath } from '../harness/temporal-binaries';
 import { BENCH_WORKSPACE, openBenchEnv, RESULTS_DIR, type BenchEnv } from './bench-env';
 import { buildBundles, bundleTo, cachedAgentBundle } from './bundles';
 import { WORKFLOWS_PATH } from '../worker/create-worker';
+import { measureActions } from './actions';
+import { formatActions } from './actions-report';
+import { ACTIONS_SCALES } from './actions-result';
 import { measureCliSpeed } from './cli-speed';
 import { formatComparison, measureComparison } from './compare';
 import { measureHistoryGrowth } from './history-growth';
@@ -92,6 +96,12 @@ async function main(): Promise<void> {
     // Its own dev server and two worker processes of one task queue: no bundles.
     const limits = await measureLimits(LIMITS_SCALES[scaleName], { progress, dynamicConfig: args.serverConfig });
     await reportOneMode(mode, 'fleet limits only', 'limits', { limits }, formatLimits(limits));
+    return;
+  }
+  if (args.only === 'actions') {
+    // Its own dev server (with --metrics-port) and one worker process: no bundles.
+    const actions = await measureActions(ACTIONS_SCALES[scaleName], progress);
+    await reportOneMode(mode, 'billable actions only', 'actions', { actions }, formatActions(actions));
     return;
   }
   const llm = await startScriptedLlm();
