@@ -24,7 +24,7 @@ export interface BenchEnv {
   bundles: Bundles;
   eager: boolean;
   /** A fresh worker process on a fresh task queue; `bundle` runs other workflow code of that kind (`--compare`). */
-  startWorker(kind: 'agent' | 'floor', tuning?: WorkerTuning, bundle?: Bundle): Promise<BenchWorker>;
+  startWorker(kind: 'agent' | 'floor', tuning?: WorkerTuning, bundle?: Bundle, options?: { metricsPort?: number }): Promise<BenchWorker>;
   close(): Promise<void>;
 }
 
@@ -68,7 +68,7 @@ export async function openBenchEnv(options: {
     llm: options.llm,
     bundles,
     eager: options.eager,
-    async startWorker(kind, tuning = {}, bundle = bundles[kind]) {
+    async startWorker(kind, tuning = {}, bundle = bundles[kind], { metricsPort } = {}) {
       const worker = await spawnBenchWorker(
         {
           kind,
@@ -79,6 +79,7 @@ export async function openBenchEnv(options: {
           llmUrl: options.llm.url,
           workspaceDir: BENCH_WORKSPACE,
           tuning,
+          ...(metricsPort === undefined ? {} : { metricsPort }),
         },
         path.join(RESULTS_DIR, 'worker.log'),
         options.cpuProfDir,

@@ -6,7 +6,8 @@
  * plumbing run); `--out FILE` writes the JSON there instead; `--only long-session` runs that
  * benchmark by itself, `--only stream` the live stream's (bench/stream.ts), `--only limits`
  * the fleet limits' (bench/limits.ts), `--only actions` a session's billable actions
- * (bench/actions.ts); `--compare REV`
+ * (bench/actions.ts), `--only sessions` thousands of open sessions on one worker
+ * (bench/open-sessions.ts); `--compare REV`
  * compares the session workflow of a git revision with the working tree's, turn by turn in
  * one run, and `--compare REV --replay` its own CPU by replaying the recorded histories
  * under both, without a server.
@@ -38,6 +39,9 @@ import { LIMITS_SCALES } from './limits-result';
 import { measureLongSession } from './long-session';
 import { measureIdleMemory } from './memory';
 import { parseBenchArgs, SCALES } from './options';
+import { measureOpenSessions } from './open-sessions';
+import { formatOpenSessions } from './open-sessions-report';
+import { OPEN_SESSIONS_SCALES } from './open-sessions-result';
 import { measureOverhead } from './overhead';
 import { formatReport } from './report';
 import { measureReplay } from './replay';
@@ -113,6 +117,11 @@ async function main(): Promise<void> {
     const cpuProf = args.cpuProf === undefined ? {} : { cpuProfDir: path.resolve(args.cpuProf) };
     env = await openBenchEnv({ llm, bundles: bundling, eager: true, dynamicConfig: args.serverConfig, ...cpuProf });
     const { bundles } = env;
+    if (args.only === 'sessions') {
+      const sessions = await measureOpenSessions(env, OPEN_SESSIONS_SCALES[scaleName], progress);
+      await reportOneMode(mode, 'open sessions only', 'sessions', { sessions }, formatOpenSessions(sessions));
+      return;
+    }
     if (args.only === 'long-session') {
       if (!scale.longSession) throw new Error(`bench: the ${scaleName} scale has no long-session benchmark`);
       progress(`long session: ${scale.longSession.turns} turns`);

@@ -111,9 +111,10 @@ export const BenchArgsSchema = z.strictObject({
    * `--only long-session`: run that one benchmark of the scale, by itself (minutes instead of
    * the whole run's tens); `--only stream`: the live stream's cost and latency (bench/stream.ts);
    * `--only limits`: the fleet limits with and without a shared limit, and their cost (bench/limits.ts);
-   * `--only actions`: a session's billable actions, metered and from its history (bench/actions.ts).
+   * `--only actions`: a session's billable actions, metered and from its history (bench/actions.ts);
+   * `--only sessions`: thousands of open sessions on one worker (bench/open-sessions.ts).
    */
-  only: z.enum(['long-session', 'stream', 'limits', 'actions']).optional(),
+  only: z.enum(['long-session', 'stream', 'limits', 'actions', 'sessions']).optional(),
   /**
    * `--compare REV`: only the per-step comparison of the session workflow at a git revision
    * with the working tree's, the floor beside them, interleaved turn by turn (bench/compare.ts).
@@ -137,7 +138,7 @@ export const BenchArgsSchema = z.strictObject({
 });
 export type BenchArgs = z.infer<typeof BenchArgsSchema>;
 
-const USAGE = 'accepted: --quick, --smoke, --no-sweep, --only long-session|stream|limits|actions, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
+const USAGE = 'accepted: --quick, --smoke, --no-sweep, --only long-session|stream|limits|actions|sessions, --compare REV [--replay [--histories DIR]], --out FILE, --cpu-prof DIR, --server-config KEY=JSON (repeatable)';
 
 /** `--quick`, `--smoke`, `--no-sweep`, `--only NAME`, `--compare REV [--replay [--histories DIR]]`, `--out FILE`, `--cpu-prof DIR`, `--server-config KEY=JSON`; anything else is an error that names it. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {

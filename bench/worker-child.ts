@@ -41,7 +41,10 @@ async function main(): Promise<void> {
   if (!process.send) throw new Error('bench/worker-child.ts runs only as a child of the benchmark (it needs an IPC channel)');
   const config = WorkerChildConfigSchema.parse(JSON.parse(process.argv[2] ?? '{}'));
   // The benchmark reads numbers, not worker chatter; warnings still reach the log file.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    ...(config.metricsPort === undefined ? {} : { telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${config.metricsPort}` } } } }),
+  });
   const connection = await connectWorkerConnection(loadConnectionConfig({ TEMPORAL_ADDRESS: config.address, TEMPORAL_NAMESPACE: config.namespace }));
   const dispatcher = new Agent();
   const probes: StepProbes = new Map();

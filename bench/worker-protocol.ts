@@ -35,6 +35,8 @@ export const WorkerChildConfigSchema = z.strictObject({
   llmUrl: z.string().url().optional(),
   workspaceDir: z.string().min(1),
   tuning: WorkerTuningSchema,
+  /** The SDK's own metrics (Prometheus, on 127.0.0.1): the sticky cache's hits and misses (bench/open-sessions.ts). */
+  metricsPort: z.number().int().positive().optional(),
 });
 export type WorkerChildConfig = z.infer<typeof WorkerChildConfigSchema>;
 
