@@ -187,6 +187,8 @@ async function main(): Promise<void> {
         agent: saturation.agent,
         floor: saturation.floor,
         agentToFloor: round(saturation.agent.peak.stepsPerSec / saturation.floor.peak.stepsPerSec, 3),
+        ioFloor: saturation.ioFloor,
+        agentToIoFloor: round(saturation.agent.peak.stepsPerSec / saturation.ioFloor.peak.stepsPerSec, 3),
       },
       history: history.result,
       replay,

@@ -3,7 +3,7 @@ import { runPlainTurn, type PlainLoopDeps } from './plain-loop';
 import { llmStepStarts, scriptTurn, uniqueModel } from './scripted-turn';
 import { stepAnatomy, type StepAnatomy } from './step-anatomy';
 import { intervals, median, round, summarizeRuns, type LatencySummary } from './stats';
-import { endSession, runFloor, runSessionTurn } from './temporal-runs';
+import { endSession, runFloor, runIoFloor, runSessionTurn } from './temporal-runs';
 import type { BenchWorker } from './worker-handle';
 
 export interface OverheadSettings {
@@ -19,6 +19,10 @@ export interface OverheadResult {
   plain: LatencySummary;
   temporal: LatencySummary;
   floor: LatencySummary;
+  /** The floor that does the agent's I/O (bench/floor/io-activities.ts): its LLM request and stream, its tools. */
+  ioFloor: LatencySummary;
+  /** temporal p50 / I/O floor p50: the agent's orchestration as a multiple of the least a workflow doing its I/O takes (target ≤ 1.15). */
+  temporalToIoFloor: number;
   /** What Temporal adds to the same work: temporal p50 − plain p50 (target ≤ 25 ms). */
   overheadP50Ms: number;
   overheadP95Ms: number;
@@ -27,7 +31,7 @@ export interface OverheadResult {
   /** temporal p50 / floor p50: the whole step against the floor's whole step. */
   temporalToFloor: number;
   /** Median over runs of (client-side turn time / steps): includes the `send` Update's round trip. */
-  turnMsPerStep: { plain: number; temporal: number; floor: number };
+  turnMsPerStep: { plain: number; temporal: number; floor: number; ioFloor: number };
   /**
    * CPU of this process per plain-loop step: the agent's own work (request body, SSE
    * parsing, tools) plus the scripted LLM's, which runs in this process too. What a step
@@ -45,8 +49,8 @@ export interface OverheadResult {
  * scripted LLM, for the floor the start of its stand-in activity.
  */
 export async function measureOverhead(env: BenchEnv, workers: { agent: BenchWorker; floor: BenchWorker }, plain: PlainLoopDeps, settings: OverheadSettings): Promise<OverheadResult> {
-  const samples = { plain: [] as number[][], temporal: [] as number[][], floor: [] as number[][] };
-  const perStep = { plain: [] as number[], temporal: [] as number[], floor: [] as number[] };
+  const samples = { plain: [] as number[][], temporal: [] as number[][], floor: [] as number[][], ioFloor: [] as number[][] };
+  const perStep = { plain: [] as number[], temporal: [] as number[], floor: [] as number[], ioFloor: [] as number[] };
   const plainCpu: number[] = [];
   const measuredRuns = { sessions: [] as { workflowId: string; runId: string; model: string }[], floors: [] as string[] };
   await workers.floor.probes(); // drop anything earlier
@@ -68,14 +72,18 @@ export async function measureOverhead(env: BenchEnv, workers: { agent: BenchWork
     const floor = await runFloor(env.client, workers.floor.taskQueue, settings.steps);
     const floorStarts = (await workers.floor.probes())[floor.workflowId] ?? [];
 
+    const ioFloor = await runIoFloor(env.client, env.llm, workers.floor.taskQueue, settings.steps);
+
     if (!measured) continue;
     samples.plain.push(intervals(llmStepStarts(env.llm, model)));
     samples.temporal.push(intervals(llmStepStarts(env.llm, session.model)));
     samples.floor.push(intervals(floorStarts));
+    samples.ioFloor.push(intervals(llmStepStarts(env.llm, ioFloor.model)));
     perStep.plain.push(plainMs / settings.steps);
     plainCpu.push((cpu.user + cpu.system) / 1_000 / settings.steps);
     perStep.temporal.push(session.turnMs / settings.steps);
     perStep.floor.push(floor.turnMs / settings.steps);
+    perStep.ioFloor.push(ioFloor.turnMs / settings.steps);
     measuredRuns.sessions.push({ workflowId: session.handle.workflowId, runId: session.runId, model: session.model });
     measuredRuns.floors.push(floor.workflowId);
   }
@@ -96,17 +104,20 @@ export async function measureOverhead(env: BenchEnv, workers: { agent: BenchWork
   const plainSummary = summarizeRuns(samples.plain);
   const temporal = summarizeRuns(samples.temporal);
   const floor = summarizeRuns(samples.floor);
+  const ioFloorSummary = summarizeRuns(samples.ioFloor);
   const overheadP50Ms = round(temporal.p50 - plainSummary.p50);
   return {
     settings,
     plain: plainSummary,
     temporal,
     floor,
+    ioFloor: ioFloorSummary,
+    temporalToIoFloor: round(temporal.p50 / ioFloorSummary.p50),
     overheadP50Ms,
     overheadP95Ms: round(temporal.p95 - plainSummary.p95),
     overheadToFloor: round(overheadP50Ms / floor.p50),
     temporalToFloor: round(temporal.p50 / floor.p50),
-    turnMsPerStep: { plain: round(median(perStep.plain)), temporal: round(median(perStep.temporal)), floor: round(median(perStep.floor)) },
+    turnMsPerStep: { plain: round(median(perStep.plain)), temporal: round(median(perStep.temporal)), floor: round(median(perStep.floor)), ioFloor: round(median(perStep.ioFloor)) },
     plainCpuMsPerStep: round(median(plainCpu), 1),
     anatomy,
   };

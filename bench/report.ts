@@ -23,8 +23,10 @@ export function formatReport(r: BenchResult): string {
         ['plain in-process loop', o.plain.p50, o.plain.p95, o.plain.n, o.turnMsPerStep.plain],
         ['Temporal: agent session', o.temporal.p50, o.temporal.p95, o.temporal.n, o.turnMsPerStep.temporal],
         ['Temporal: floor (no-op activities)', o.floor.p50, o.floor.p95, o.floor.n, o.turnMsPerStep.floor],
+        ['Temporal: floor doing the agent\'s I/O', o.ioFloor.p50, o.ioFloor.p95, o.ioFloor.n, o.turnMsPerStep.ioFloor],
       ],
     ),
+    `   agent step ÷ the I/O floor's, p50: ${o.temporalToIoFloor} (target ≤ 1.15: the rest is orchestration)`,
     `   overhead over the plain loop: ${o.overheadP50Ms} ms p50, ${o.overheadP95Ms} ms p95; ÷ floor step: ${o.overheadToFloor} (whole step ÷ floor step: ${o.temporalToFloor})`,
     '   where a step goes (medians from server event times; "dispatch" = scheduled → started, "run" = started → completed):',
     table(
@@ -38,8 +40,8 @@ export function formatReport(r: BenchResult): string {
     `2. Throughput: concurrent sessions of ${t.stepsPerSession} steps, concurrency raised until steps/s stops rising; each level is the median of its windows.`,
     table(
       ['workflow', 'sessions at once', 'steps/s', 'windows steps/s', 'p50 step ms', 'p95 step ms', 'worker CPU %', 'worker RSS MB', 'bench+LLM CPU %', 'server CPU %', 'worker CPU ms/step', 'server CPU ms/step'],
-      [...t.floor.levels, ...t.agent.levels].map((l, i) => [
-        i < t.floor.levels.length ? 'floor' : 'agent',
+      [...t.floor.levels.map((l) => ['floor', l] as const), ...t.ioFloor.levels.map((l) => ['I/O floor', l] as const), ...t.agent.levels.map((l) => ['agent', l] as const)].map(([workflow, l]) => [
+        workflow,
         l.concurrency,
         l.stepsPerSec,
         l.windowStepsPerSec.join(' / '),
@@ -55,6 +57,7 @@ export function formatReport(r: BenchResult): string {
     ),
     `   CPU % is of one core (${m.nproc} cores in all). The plain loop costs ${o.plainCpuMsPerStep} ms CPU per step, the scripted LLM's share included.`,
     `   peak: agent ${t.agent.peak.stepsPerSec} steps/s at ${t.agent.peak.concurrency}, floor ${t.floor.peak.stepsPerSec} steps/s at ${t.floor.peak.concurrency}: agent = ${Math.round(t.agentToFloor * 100)} % of the floor`,
+    `   the I/O floor's peak: ${t.ioFloor.peak.stepsPerSec} steps/s at ${t.ioFloor.peak.concurrency}: agent = ${Math.round(t.agentToIoFloor * 100)} % of it (target ≥ 85 %)`,
     '',
     '3. History growth: one session per length, one turn of that many steps, measured when the turn has ended.',
     table(

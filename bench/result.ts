@@ -40,7 +40,7 @@ const StepAnatomySchema = z.strictObject({
   toolActivitiesRunMs: ms,
 });
 
-const SaturationSchema = z.strictObject({ workflow: z.enum(['agent', 'floor']), levels: z.array(LevelSchema).min(1), peak: LevelSchema });
+const SaturationSchema = z.strictObject({ workflow: z.enum(['agent', 'floor', 'io-floor']), levels: z.array(LevelSchema).min(1), peak: LevelSchema });
 
 export const TargetSchema = z.strictObject({
   name: z.string(),
@@ -74,11 +74,13 @@ export const BenchResultSchema = z.strictObject({
     plain: LatencySummarySchema,
     temporal: LatencySummarySchema,
     floor: LatencySummarySchema,
+    ioFloor: LatencySummarySchema,
+    temporalToIoFloor: z.number().nullable(),
     overheadP50Ms: ms,
     overheadP95Ms: ms,
     overheadToFloor: z.number().nullable(),
     temporalToFloor: z.number().nullable(),
-    turnMsPerStep: z.strictObject({ plain: ms, temporal: ms, floor: ms }),
+    turnMsPerStep: z.strictObject({ plain: ms, temporal: ms, floor: ms, ioFloor: ms }),
     plainCpuMsPerStep: z.number(),
     anatomy: z.strictObject({ temporal: StepAnatomySchema, floor: StepAnatomySchema }),
   }),
@@ -88,6 +90,9 @@ export const BenchResultSchema = z.strictObject({
     floor: SaturationSchema,
     /** agent peak steps/s ÷ floor peak steps/s. */
     agentToFloor: z.number(),
+    ioFloor: SaturationSchema,
+    /** agent peak steps/s ÷ the I/O floor's peak (target ≥ 0.85). */
+    agentToIoFloor: z.number(),
   }),
   history: z.strictObject({
     points: z.array(z.strictObject({ steps: z.number().int(), events: z.number().int(), bytes: z.number().int(), bytesPerStep: z.number() })).min(2),

@@ -92,6 +92,20 @@ export async function runWholeSession(client: Client, llm: ScriptedLlm, taskQueu
   return model;
 }
 
+/**
+ * One run of the floor that does the agent's I/O (bench/floor/io-activities.ts), scripted as
+ * the agent's turn is: its step start times are its requests in the LLM's log, as the agent's.
+ */
+export async function runIoFloor(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, onStart: (workflowId: string) => void = () => {}): Promise<{ workflowId: string; model: string; turnMs: number }> {
+  const model = uniqueModel('io-floor');
+  scriptTurn(llm, model, steps);
+  const workflowId = `bench-${model}`;
+  onStart(workflowId);
+  const started = performance.now();
+  await client.workflow.execute('ioFloorSession', { taskQueue, workflowId, args: [{ model, text: TURN_MESSAGE, steps }] });
+  return { workflowId, model, turnMs: performance.now() - started };
+}
+
 /** One run of the floor workflow; its step start times are the worker's probes for the returned id. */
 export async function runFloor(client: Client, taskQueue: string, steps: number, onStart: (workflowId: string) => void = () => {}): Promise<{ workflowId: string; turnMs: number }> {
   const workflowId = `bench-floor-${randomUUID()}`;

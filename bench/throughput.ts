@@ -3,7 +3,7 @@ import type { BenchEnv } from './bench-env';
 import { within } from './deadline';
 import { processCpuMs } from './process-cpu';
 import { percentile, round } from './stats';
-import { runFloor, runWholeSession } from './temporal-runs';
+import { runFloor, runIoFloor, runWholeSession } from './temporal-runs';
 import type { BenchWorker } from './worker-handle';
 import type { WorkerStats } from './worker-protocol';
 
@@ -27,8 +27,11 @@ export interface LevelResult {
   serverCpuMsPerStep: number | null;
 }
 
+/** What a level runs: the agent's sessions, the no-op floor, or the floor doing the agent's I/O (on the floor's worker). */
+export type LoadWorkflow = 'agent' | 'floor' | 'io-floor';
+
 export interface SaturationResult {
-  workflow: 'agent' | 'floor';
+  workflow: LoadWorkflow;
   levels: LevelResult[];
   /** The level with the most steps/s. */
   peak: LevelResult;
@@ -60,7 +63,7 @@ const MB = 1024 * 1024;
  * edges count exactly for the steps they ran inside it. The load runs through several
  * windows in a row and the level is the median window, CPU and latencies included.
  */
-export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: number, settings: LoadSettings): Promise<LevelResult> {
+export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: number, settings: LoadSettings, workflow: LoadWorkflow = worker.kind): Promise<LevelResult> {
   await worker.probes(); // drop earlier floor probes
   const windowCount = settings.windows ?? 3;
   const windowStart = Date.now() + settings.warmupMs;
@@ -72,7 +75,8 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
   const onStart = (workflowId: string) => started.push(workflowId);
   const client = async () => {
     for (let i = 0; i < MAX_SESSIONS_PER_CLIENT && !stopped && Date.now() < windowEnd; i++) {
-      if (worker.kind === 'agent') sessions.push(await runWholeSession(env.client, env.llm, worker.taskQueue, settings.stepsPerSession, onStart));
+      if (workflow === 'agent') sessions.push(await runWholeSession(env.client, env.llm, worker.taskQueue, settings.stepsPerSession, onStart));
+      else if (workflow === 'io-floor') sessions.push((await runIoFloor(env.client, env.llm, worker.taskQueue, settings.stepsPerSession, onStart)).model);
       else sessions.push((await runFloor(env.client, worker.taskQueue, settings.stepsPerSession, onStart)).workflowId);
     }
   };
@@ -89,7 +93,7 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
   const [samples] = await within(
     Promise.all([measure(), ...clients]),
     settings.warmupMs + windowCount * settings.windowMs + DRAIN_MS,
-    `the ${worker.kind} load at concurrency ${concurrency}`,
+    `the ${workflow} load at concurrency ${concurrency}`,
   ).catch(async (error: unknown) => {
     // A stalled level must not leave clients calling into a connection that is about to
     // close: stop them, terminate what they started (which fails their pending calls),
@@ -100,7 +104,7 @@ export async function runLevel(env: BenchEnv, worker: BenchWorker, concurrency: 
     throw error;
   });
 
-  const starts = await stepStarts(env, worker, sessions);
+  const starts = await stepStarts(env, worker, workflow, sessions);
   const windows = boundaries.slice(0, -1).map((from, k) => windowFigures(starts, from, boundaries[k + 1] as number, samples[k] as Sample, samples[k + 1] as Sample));
   const median = [...windows].sort((a, b) => a.stepsPerSec - b.stepsPerSec)[Math.floor(windows.length / 2)] as WindowFigures;
   return { ...median, concurrency, sessions: sessions.length, windowStepsPerSec: windows.map((w) => w.stepsPerSec) };
@@ -149,9 +153,9 @@ function windowFigures(starts: readonly number[][], windowStart: number, windowE
   };
 }
 
-/** Each session's step start times: LLM request arrivals for the agent, probe times for the floor. */
-async function stepStarts(env: BenchEnv, worker: BenchWorker, sessions: readonly string[]): Promise<number[][]> {
-  if (worker.kind === 'floor') {
+/** Each session's step start times: LLM request arrivals for the agent and the I/O floor, probe times for the floor. */
+async function stepStarts(env: BenchEnv, worker: BenchWorker, workflow: LoadWorkflow, sessions: readonly string[]): Promise<number[][]> {
+  if (workflow === 'floor') {
     const probes = await worker.probes();
     return sessions.map((id) => probes[id] ?? []);
   }
@@ -165,9 +169,9 @@ async function stepStarts(env: BenchEnv, worker: BenchWorker, sessions: readonly
 }
 
 /**
- * Benchmark 2: raises concurrency until steps/s stops rising, for both workflows, level
- * by level in turn (floor, then agent, at each concurrency) so that a noisy stretch on
- * a shared machine hits both alike. For each, a level that does not beat its best by 5 %
+ * Benchmark 2: raises concurrency until steps/s stops rising, for the three workflows, level
+ * by level in turn (floor, I/O floor, then agent, at each concurrency) so that a noisy
+ * stretch on a shared machine hits them alike. For each, a level that does not beat its best by 5 %
  * is a miss, and two misses in a row end its search: one miss alone can be noise.
  */
 export async function measureSaturation(
@@ -175,13 +179,13 @@ export async function measureSaturation(
   workers: { agent: BenchWorker; floor: BenchWorker },
   concurrencies: readonly number[],
   settings: LoadSettings,
-): Promise<{ agent: SaturationResult; floor: SaturationResult }> {
-  const searches = (['floor', 'agent'] as const).map((kind) => ({ kind, worker: workers[kind], levels: [] as LevelResult[], peak: undefined as LevelResult | undefined, misses: 0 }));
+): Promise<{ agent: SaturationResult; floor: SaturationResult; ioFloor: SaturationResult }> {
+  const searches = (['floor', 'io-floor', 'agent'] as const).map((kind) => ({ kind, worker: kind === 'agent' ? workers.agent : workers.floor, levels: [] as LevelResult[], peak: undefined as LevelResult | undefined, misses: 0 }));
   for (const concurrency of concurrencies) {
     const rising = searches.filter((s) => s.misses < 2);
     if (rising.length === 0) break;
     for (const search of rising) {
-      const level = await runLevel(env, search.worker, concurrency, settings);
+      const level = await runLevel(env, search.worker, concurrency, settings, search.kind);
       search.levels.push(level);
       if (!search.peak || level.stepsPerSec > search.peak.stepsPerSec * RISE) {
         search.peak = level;
@@ -192,10 +196,10 @@ export async function measureSaturation(
       }
     }
   }
-  const result = (kind: 'agent' | 'floor'): SaturationResult => {
+  const result = (kind: LoadWorkflow): SaturationResult => {
     const search = searches.find((s) => s.kind === kind);
     if (!search?.peak) throw new Error('bench: no concurrency level to measure');
     return { workflow: kind, levels: search.levels, peak: search.peak };
   };
-  return { agent: result('agent'), floor: result('floor') };
+  return { agent: result('agent'), floor: result('floor'), ioFloor: result('io-floor') };
 }

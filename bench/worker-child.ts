@@ -10,7 +10,9 @@ import { loadConnectionConfig } from '../connection/connection-config';
 import { parseWorkerEnv } from '../worker/config';
 import { readWorkerFiles } from '../worker/config-files';
 import { createAgentWorker } from '../worker/create-worker';
+import { createToolRunner } from '../activities/tools';
 import { createFloorActivities, type StepProbes } from './floor/activities';
+import { createIoFloorActivities } from './floor/io-activities';
 import { WorkerChildConfigSchema, WorkerRequestSchema, type WorkerChildConfig, type WorkerMessage, type WorkerStats } from './worker-protocol';
 
 const send = (message: WorkerMessage) => process.send?.(message);
@@ -18,12 +20,14 @@ const send = (message: WorkerMessage) => process.send?.(message);
 async function createWorker(config: WorkerChildConfig, connection: NativeConnection, dispatcher: Agent, probes: StepProbes): Promise<Worker> {
   const workflowBundle = { codePath: config.bundlePath };
   if (config.kind === 'floor') {
+    // Both floors: the no-op one, and the one doing the agent's I/O (its LLM and its tools).
+    const io = config.llmUrl === undefined ? {} : createIoFloorActivities({ dispatcher, baseUrl: config.llmUrl, runTool: createToolRunner({ dispatcher, workspaceDir: config.workspaceDir }) });
     return Worker.create({
       connection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       workflowBundle,
-      activities: createFloorActivities(probes),
+      activities: { ...createFloorActivities(probes), ...io },
       ...config.tuning,
     });
   }

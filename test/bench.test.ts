@@ -51,7 +51,13 @@ describe('npm run bench -- --smoke', () => {
     expect(result.scale).toBe('smoke');
     expect(run.stdout).toContain('1. Per-step latency');
     expect(run.stdout).toContain('Targets:');
-    expect(result.targets.map((t) => t.name)).toHaveLength(3);
+    expect(result.targets.map((t) => t.name)).toEqual([
+      'step overhead over the plain loop, p50 ms',
+      'agent step ÷ the floor doing its I/O, p50',
+      'agent saturation ÷ the floor doing its I/O',
+      expect.stringMatching(/^replay of \d+ steps, ms$/),
+      expect.stringMatching(/^history bytes \d+ ÷ \d+ steps$/),
+    ]);
   });
 
   it('records the compiled CLI\'s start-up beside temporal --help', () => {
@@ -61,16 +67,18 @@ describe('npm run bench -- --smoke', () => {
     expect(run.stdout).toMatch(/6\. CLI start .*agent --help [\d.]+ ms \(target ≤ 300\), agent list [\d.]+ ms \(target ≤ 1000\), temporal --help [\d.]+ ms; fastest runs/);
   });
 
-  it('measures the same steps three ways: plain loop, agent session and floor workflow', () => {
-    const { settings, plain, temporal, floor, anatomy } = result.overhead;
+  it('measures the same steps four ways: plain loop, agent session, the no-op floor and the floor doing the agent\'s I/O', () => {
+    const { settings, plain, temporal, floor, ioFloor, temporalToIoFloor, anatomy } = result.overhead;
     const latencies = settings.runs * (settings.steps - 1);
-    expect([plain.n, temporal.n, floor.n]).toEqual([latencies, latencies, latencies]);
+    expect([plain.n, temporal.n, floor.n, ioFloor.n]).toEqual([latencies, latencies, latencies, latencies]);
+    expect(temporalToIoFloor).toBeCloseTo(temporal.p50 / ioFloor.p50, 2);
     expect(anatomy.temporal.llmStartToRequestMs).not.toBeNull();
     expect(anatomy.floor.llmStartToRequestMs).toBeNull();
   });
 
-  it('drives both workflows under load, level by level, and reports steps/s with the worker CPU and RSS, each level the median of three windows', () => {
-    for (const saturation of [result.throughput.agent, result.throughput.floor]) {
+  it('drives the three workflows under load, level by level, and reports steps/s with the worker CPU and RSS, each level the median of three windows', () => {
+    expect(result.throughput.ioFloor.workflow).toBe('io-floor');
+    for (const saturation of [result.throughput.agent, result.throughput.floor, result.throughput.ioFloor]) {
       expect(saturation.peak.stepsPerSec).toBeGreaterThan(0);
       for (const level of saturation.levels) {
         expect(level.windowStepsPerSec).toHaveLength(3);
