@@ -71,7 +71,7 @@ describe('npm run bench -- --smoke', () => {
     const { settings, plain, temporal, floor, ioFloor, temporalToIoFloor, anatomy } = result.overhead;
     const latencies = settings.runs * (settings.steps - 1);
     expect([plain.n, temporal.n, floor.n, ioFloor.n]).toEqual([latencies, latencies, latencies, latencies]);
-    expect(temporalToIoFloor).toBeCloseTo(temporal.p50 / ioFloor.p50, 2);
+    expect(temporalToIoFloor).toBeCloseTo(Number(temporal.p50) / Number(ioFloor.p50), 2);
     expect(anatomy.temporal.llmStartToRequestMs).not.toBeNull();
     expect(anatomy.floor.llmStartToRequestMs).toBeNull();
   });
