@@ -16,6 +16,7 @@ import { RETRY_LIMITS } from '../../contracts/retry-policy';
 import { COMPACT_AT, SESSION_LIMITS, TOOL_NAMES } from '../../contracts/session-settings';
 import { MAX_OUTPUT_SCHEMA_BYTES, OUTPUT_RETRIES } from '../../contracts/structured-output';
 import { TURN_LIMITS } from '../../contracts/turn-limits';
+import { AGENT_DEPTH } from '../../contracts/sub-agents';
 import { useAgentHarness } from '../support/agent-harness';
 import { badFraction, badInteger, badRetryPolicy, notABoolean, notAnArray, notAnObject, notANumber, notAString, tooLong, unknownKey, withKey } from '../support/bad-values';
 import { eventually } from '../support/eventually';
@@ -103,6 +104,24 @@ const FIELDS: Record<string, { valid: fc.Arbitrary<unknown>; bad: fc.Arbitrary<u
       notAnObject.map((settings) => ({ name: 'support', settings })),
       fc.constant({ name: 'support', settings: {}, model: 'openai:gpt-4o' }),
     ),
+  },
+  agents: {
+    valid: fc.array(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/), { maxLength: 3 }),
+    bad: fc.oneof(notAnArray, fc.array(fc.oneof(fc.constantFrom('', '-x', 'a b', 'x'.repeat(65), 'ü'), notAString), { minLength: 1, maxLength: 3 })),
+  },
+  maxAgentDepth: { valid: fc.integer(AGENT_DEPTH), bad: badInteger(AGENT_DEPTH.min, AGENT_DEPTH.max) },
+  parent: {
+    valid: fc.record({
+      workflowId: fc.constant('the-parent'),
+      turn: fc.integer({ min: 1, max: 5 }),
+      step: fc.integer({ min: 1, max: 5 }),
+      callId: fc.constant('toolu_1'),
+      lineage: fc.constant(['planner']),
+      depth: fc.integer({ min: 1, max: AGENT_DEPTH.max }),
+      maxDepth: fc.integer(AGENT_DEPTH),
+      task: fc.string({ minLength: 1, maxLength: 40 }).filter((t) => t.trim().length > 0),
+    }),
+    bad: fc.oneof(notAnObject, fc.constant({}), fc.constant({ workflowId: 'p', turn: 0, step: 1, callId: 'c', lineage: [], depth: 0, maxDepth: 0, task: ' ' })),
   },
   approvalRequired: {
     valid: fc.array(fc.string({ minLength: 1, maxLength: 20 }), { maxLength: 3 }),
