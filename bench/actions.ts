@@ -18,14 +18,14 @@ import { Client, Connection } from '@temporalio/client';
 import { endSession, readLog, startSessionWithMessage } from '../client';
 import { listSessions } from '../client/list-sessions';
 import { stateQuery } from '../contracts/api';
-import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
+import type { DevServer } from '../harness/dev-server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { historyActions, sumCounts, type ActionsResult, type ActionsSettings, type SessionActions } from './actions-result';
 import { BENCH_WORKSPACE, RESULTS_DIR } from './bench-env';
 import { scriptTurn, uniqueModel } from './scripted-turn';
-import { actionsBetween, openActionMeter, totalActions, type ActionMeter } from './stream-actions';
+import { actionsBetween, openActionMeter, startMeteredDevServer, totalActions, type ActionMeter } from './stream-actions';
 
 const NAMESPACE = 'default';
 /** Tool calls the scripted turn asks for in each step but the last (bench/scripted-turn.ts). */
@@ -41,24 +41,18 @@ interface Rig {
 export async function measureActions(settings: ActionsSettings, progress: (line: string) => void): Promise<ActionsResult> {
   const started = performance.now();
   const llm = await startScriptedLlm({ demo: false });
-  const metricsPort = await findFreePort();
   let server: DevServer | undefined;
   let connection: Connection | undefined;
   let worker: WorkerProcess | undefined;
   try {
-    server = await startDevServer({
-      ip: '127.0.0.1',
-      port: await findFreePort(),
-      uiPort: false,
-      extraArgs: ['--metrics-port', String(metricsPort)],
-      output: { file: path.join(RESULTS_DIR, 'temporal-dev-server.log') },
-    });
+    const metered = await startMeteredDevServer();
+    server = metered.server;
     const taskQueue = `bench-actions-${randomUUID()}`;
     worker = await spawnWorker({ env: agentWorkerEnv({ address: server.address, namespace: NAMESPACE, taskQueue, llmUrl: llm.url, workspace: BENCH_WORKSPACE }), logFile: path.join(RESULTS_DIR, 'worker.log') });
     await worker.ready;
     connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: NAMESPACE });
-    const rig: Rig = { llm, client, meter: await openActionMeter(client, `http://127.0.0.1:${metricsPort}/metrics`, NAMESPACE), taskQueue };
+    const rig: Rig = { llm, client, meter: await openActionMeter(client, metered.metricsUrl, NAMESPACE), taskQueue };
 
     // A first session, not measured: the worker has bundled, connected and warmed up.
     await measureSession(rig, 1);

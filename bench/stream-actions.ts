@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import path from 'node:path';
+import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
+import { RESULTS_DIR } from './bench-env';
 
 /**
  * Billable actions as the Temporal server counts them: its `action` counter (the one Temporal
@@ -80,4 +83,17 @@ async function readActions(metricsUrl: string, namespace: string): Promise<Actio
   const response = await fetch(metricsUrl);
   if (!response.ok) throw new Error(`the dev server's metrics at ${metricsUrl} answered ${response.status}`);
   return parseActionCounts(await response.text(), namespace);
+}
+
+/** A private dev server serving its `action` counter (`--metrics-port`), its log in bench/results/, and where to read the counter. */
+export async function startMeteredDevServer(): Promise<{ server: DevServer; metricsUrl: string }> {
+  const metricsPort = await findFreePort();
+  const server = await startDevServer({
+    ip: '127.0.0.1',
+    port: await findFreePort(),
+    uiPort: false,
+    extraArgs: ['--metrics-port', String(metricsPort)],
+    output: { file: path.join(RESULTS_DIR, 'temporal-dev-server.log') },
+  });
+  return { server, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
 }

@@ -19,7 +19,7 @@ import { Client, Connection } from '@temporalio/client';
 import { parseLiveStreamEnv } from '../config/live-stream';
 import { endSession, sendAndWait, startSession, type SessionHandle } from '../client';
 import type { LiveStreamSubscriber } from '../contracts/live-stream';
-import { findFreePort, startDevServer, type DevServer } from '../harness/dev-server';
+import type { DevServer } from '../harness/dev-server';
 import { startNatsServer, type NatsServer } from '../harness/nats-server';
 import { startLocalGateway, type LocalGateway } from '../harness/gateway';
 import { agentWorkerEnv } from '../harness/worker-env';
@@ -28,7 +28,7 @@ import { createLiveStreamSubscriber } from '../streaming';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { BENCH_WORKSPACE, RESULTS_DIR } from './bench-env';
 import { round } from './stats';
-import { actionsBetween, openActionMeter, totalActions, type ActionCounts, type ActionMeter } from './stream-actions';
+import { actionsBetween, openActionMeter, startMeteredDevServer, totalActions, type ActionCounts, type ActionMeter } from './stream-actions';
 import { openBrowserViewer, type BrowserViewer } from './stream-browser';
 import { measureHop } from './stream-hop';
 import { pieceLatencies, summarize, type PieceSent, type TextReceipt } from './stream-latency';
@@ -53,19 +53,13 @@ export async function measureStream(settings: StreamSettings, progress: (line: s
   const started = performance.now();
   const sends = new Map<string, PieceSent[]>();
   const llm = await startScriptedLlm({ demo: false, onContentSent: ({ model, index, at }) => sends.get(model)?.push({ index, at }) });
-  const metricsPort = await findFreePort();
   let server: DevServer | undefined;
   let broker: NatsServer | undefined;
   let connection: Connection | undefined;
   try {
-    server = await startDevServer({
-      ip: '127.0.0.1',
-      port: await findFreePort(),
-      uiPort: false,
-      extraArgs: ['--metrics-port', String(metricsPort)],
-      output: { file: path.join(RESULTS_DIR, 'temporal-dev-server.log') },
-    });
-    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const metered = await startMeteredDevServer();
+    server = metered.server;
+    const { metricsUrl } = metered;
     connection = await Connection.connect({ address: server.address });
     const meter = await openActionMeter(new Client({ connection, namespace: NAMESPACE }), metricsUrl, NAMESPACE);
     const ctx: Ctx = { llm, sends, server, settings, meter };
