@@ -11,21 +11,21 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportHistory } from '../client/sessions';
 import { startHttpTarget, type HttpTarget } from '../harness/http-target';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
-import { WORKFLOWS_PATH } from '../worker/create-worker';
 import { startTracing, type Tracing } from '../tracing/tracing-provider';
-import { WORKFLOW_INTERCEPTORS_MODULE, workerTracingOptions } from '../tracing/tracing-worker';
+import { workerTracingOptions } from '../tracing/tracing-worker';
 import { runEntry } from './support/cli';
 import { spawnEntry } from './support/spawn-cli';
 import { eventually } from './support/eventually';
 import { EVERYTHING_SERVER, writeMcpConfig } from './support/mcp/servers';
 import { startOtlpEndpoint, type OtlpEndpoint, type ReceivedSpan } from './support/otlp-endpoint';
+import { tracedWorkflowBundleFile } from './support/traced-workflow-bundle';
 import { startWorkerProcess } from './support/worker-processes';
 import { devServerAddress, devServerNamespace } from './temporal-env';
 
@@ -36,6 +36,13 @@ const PROMPT_MARK = `prompt-${randomUUID()}`;
 const taskQueue = `tracing-${randomUUID()}`;
 /** Export batches quickly, so the test waits for spans, not for the SDK's 5 s schedule. */
 const OTEL_FAST = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+/**
+ * The traced workflow bundle, made once for the file's worker processes and its replays (as
+ * `npm run build` makes one for production) instead of by webpack at each worker's start: seconds
+ * of both cores each. The worker refuses a bundle without tracing's interceptors, so a bundle
+ * that lacked them would fail these tests, not pass them.
+ */
+let tracedBundle: string;
 
 let endpoint: OtlpEndpoint;
 let llm: ScriptedLlm;
@@ -47,9 +54,7 @@ let workflowId: string;
 let sendTrace: ReceivedSpan[];
 
 beforeAll(async () => {
-  endpoint = await startOtlpEndpoint();
-  llm = await startScriptedLlm();
-  target = await startHttpTarget(() => 'hold');
+  [endpoint, llm, target, tracedBundle] = await Promise.all([startOtlpEndpoint(), startScriptedLlm(), startHttpTarget(() => 'hold'), tracedWorkflowBundleFile()]);
   worker = await startWorkerProcess(
     'tracing',
     agentWorkerEnv({
@@ -58,7 +63,7 @@ beforeAll(async () => {
       taskQueue,
       llmUrl: llm.url,
       allowlist: [target.host],
-      extra: { ...OTEL_FAST, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-under-test' },
+      extra: { ...OTEL_FAST, AGENT_WORKFLOW_BUNDLE: tracedBundle, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-under-test' },
     }),
   );
   client = new Client({ connection: await Connection.connect({ address: devServerAddress() }), namespace: devServerNamespace() });
@@ -220,12 +225,12 @@ describe('tool spans of a cancelled step', () => {
 
 describe('replay with tracing on', () => {
   let tracing: Tracing;
-  let bundle: WorkflowBundleWithSourceMap;
+  let bundle: WorkflowBundle;
 
   beforeAll(async () => {
     // This process's own tracer provider, exporting to the same collector, as a replaying worker's would.
     tracing = await startTracing({ endpoint: `${endpoint.url}/v1/traces`, protocol: 'http/json', content: false }, 'replaying-worker');
-    bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_MODULE], logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+    bundle = { code: await readFile(tracedBundle, 'utf8') };
   }, 60_000);
 
   afterAll(async () => {
@@ -237,7 +242,7 @@ describe('replay with tracing on', () => {
     const goldens = (await readdir(folder)).filter((file) => file.endsWith('.json'));
     const histories = [
       { workflowId, history: historyFromJSON(JSON.parse(await exportHistory(client, workflowId))) },
-      ...(await Promise.all(goldens.map(async (file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(await readFile(path.join(folder, file), 'utf8'))) })))),
+      ...(await Promise.all(goldens.map(async (file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(await readFile(path.join(folder, file), 'utf8'))) })))),
     ];
     const before = endpoint.spans.length;
     const failures: string[] = [];
@@ -286,7 +291,7 @@ describe('AGENT_TRACE_CONTENT=true', () => {
         namespace: devServerNamespace(),
         taskQueue: contentQueue,
         llmUrl: llm.url,
-        extra: { ...OTEL_FAST, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-content', AGENT_TRACE_CONTENT: 'true' },
+        extra: { ...OTEL_FAST, AGENT_WORKFLOW_BUNDLE: tracedBundle, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'agent-worker-content', AGENT_TRACE_CONTENT: 'true' },
       }),
     );
     llm.script(contentModel, { kind: 'tool_calls', calls: [{ name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: 'forty-two' });
@@ -394,6 +399,7 @@ describe.each([
         llmUrl: llm.url,
         extra: {
           ...OTEL_FAST,
+          AGENT_WORKFLOW_BUNDLE: tracedBundle,
           OTEL_EXPORTER_OTLP_ENDPOINT: endpoint.url,
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
           OTEL_SERVICE_NAME: service,

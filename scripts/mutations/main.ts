@@ -16,16 +16,19 @@
  * One dev server serves every run (through TEMPORAL_TEST_ADDRESS, which the global setup
  * honours), so each mutation costs its test files and one workflow bundle, not a server.
  * Mutations are tried two at a time (`MUTATION_LANES`), each lane on a copy of its own: a
- * trial is mostly one vitest process starting and transforming, one core's work, and the
- * machines this runs on have two.
+ * trial is mostly one core's work, and the machines this runs on have two. Each lane keeps one
+ * vitest running for all its trials (vitest-lane.ts), so a trial costs its test files, not a
+ * vitest start; a break of a file that vitest's own process loaded (its config, the global
+ * setup and what they import) gets a fresh vitest instead, as every trial once did.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort, startDevServer } from '../../harness/dev-server';
 import { PROJECT_ROOT, temporalCliPath, temporalTestServerPath } from '../../harness/temporal-binaries';
 import { MUTATIONS, type Mutation } from './catalogue';
 import { copyTree, type TreeCopy } from './tree-copy';
+import { startVitestLane, type VitestLane } from './vitest-lane-client';
 
 type Verdict = 'killed' | 'SURVIVED' | 'ERROR';
 const LOGS = path.join(PROJECT_ROOT, 'test-results', 'mutations');
@@ -58,12 +61,18 @@ async function main(): Promise<void> {
     const verdicts = new Map<Mutation, { mutation: Mutation; verdict: Verdict; detail: string }>();
     const queue = [...selected];
     await Promise.all(
-      trees.map(async (lane) => {
-        for (let mutation = queue.shift(); mutation; mutation = queue.shift()) {
-          const started = Date.now();
-          const row = await trial(lane, env, mutation, baseline);
-          verdicts.set(mutation, row);
-          console.log(`${row.verdict.padEnd(8)} ${mutation.name} (${((Date.now() - started) / 1000).toFixed(0)} s) ${row.detail}`);
+      trees.map(async (copy, i) => {
+        const start = () => startVitestLane(copy.root, env, path.join(LOGS, `lane-${i + 1}.log`));
+        const lane: Lane = { tree: copy, vitest: await start(), start, changed: new Set() };
+        try {
+          for (let mutation = queue.shift(); mutation; mutation = queue.shift()) {
+            const started = Date.now();
+            const row = await trial(lane, env, mutation, baseline);
+            verdicts.set(mutation, row);
+            console.log(`${row.verdict.padEnd(8)} ${mutation.name} (${((Date.now() - started) / 1000).toFixed(0)} s) ${row.detail}`);
+          }
+        } finally {
+          await lane.vitest.close();
         }
       }),
     );
@@ -83,13 +92,26 @@ async function main(): Promise<void> {
   }
 }
 
-async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation, baseline: RunResult): Promise<{ mutation: Mutation; verdict: Verdict; detail: string }> {
+/** A lane: its copy of the tree, its running vitest (and how to start another), and the files edited since that vitest's last run. */
+interface Lane {
+  tree: TreeCopy;
+  vitest: VitestLane;
+  start: () => Promise<VitestLane>;
+  changed: Set<string>;
+}
+
+async function trial(lane: Lane, env: NodeJS.ProcessEnv, mutation: Mutation, baseline: RunResult): Promise<{ mutation: Mutation; verdict: Verdict; detail: string }> {
+  const { tree } = lane;
+  const edited = path.join(tree.root, mutation.file);
   let undo: () => Promise<void>;
   try {
     undo = await tree.edit(mutation.file, mutation.find, mutation.replace);
   } catch (error) {
     return { mutation, verdict: 'ERROR', detail: (error as Error).message };
   }
+  lane.changed.add(edited);
+  // The lane's vitest still holds what its own process loaded; a break there needs a vitest that loads it broken.
+  const runner = lane.vitest.loaded().has(edited) ? undefined : lane;
   // The tests that passed unbroken and ran broken, and those of them that failed.
   const judge = (run: RunResult) => {
     const judged = [...baseline.tests].flatMap(([test, unbroken]): [string, TestStatus][] => {
@@ -104,8 +126,8 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation,
     // The first failure settles a kill, so the trial stops there (`--bail`) instead of
     // running the rest of its files. A failure that is not a kill (a test that fails
     // unbroken too) can stop it before the killing test ran: such a trial runs again whole.
-    const bailed = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern, true);
-    const result = judge(bailed).killedBy.length > 0 || !bailed.bailed ? bailed : await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern);
+    const bailed = await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern, true, runner);
+    const result = judge(bailed).killedBy.length > 0 || !bailed.bailed ? bailed : await vitest(tree, env, mutation.name, mutation.killers, mutation.testNamePattern, false, runner);
     // A break is meant to be valid code that does the wrong thing: one that stops a test
     // file from loading proves nothing about the tests in it.
     const unloaded = mutation.killers.filter((file) => result.unloaded.has(file));
@@ -117,6 +139,7 @@ async function trial(tree: TreeCopy, env: NodeJS.ProcessEnv, mutation: Mutation,
       : { mutation, verdict: 'SURVIVED', detail: `all ${judged.length} passed; see ${result.log}` };
   } finally {
     await undo();
+    lane.changed.add(edited);
   }
 }
 
@@ -152,11 +175,35 @@ interface VitestReport {
   testResults?: { name: string; status: string; assertionResults?: { fullName: string; status: string }[] }[];
 }
 
-/** vitest in the copy, on the given files; its JSON report (from the project's config) is the verdict. */
-async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, files: readonly string[], pattern?: string, bail = false): Promise<RunResult> {
+/**
+ * vitest in the copy, on the given files, by the lane's running vitest when given one, else in
+ * a process of its own; its JSON report (from the project's config) is the verdict.
+ */
+async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, files: readonly string[], pattern?: string, bail = false, lane?: Lane): Promise<RunResult> {
   const log = path.join(LOGS, `${name}.log`);
   const report = path.join(tree.root, 'test-results', 'vitest.json');
   await rm(report, { force: true });
+  if (lane) {
+    try {
+      await lane.vitest.run({ files: [...files], ...(pattern ? { pattern } : {}), bail, log, changed: [...lane.changed] });
+    } catch (error) {
+      // As a `vitest run` that crashed: no report, so the trial is an ERROR naming this log; the
+      // lane goes on with a vitest of its own, which loads everything from the copy afresh.
+      await appendFile(log, `\nmutations: ${(error as Error).message}\n`);
+      await lane.vitest.close();
+      lane.vitest = await lane.start();
+    }
+    lane.changed.clear();
+  } else {
+    await spawnVitest(tree, env, files, log, pattern, bail);
+  }
+  const parsed = await readReport(report, tree.root);
+  const tests: Map<string, TestStatus> = parsed?.tests ?? new Map();
+  return { tests, unloaded: parsed?.unloaded ?? new Set(), log, bailed: bail && [...tests.values()].includes('failed') };
+}
+
+/** `vitest run` in a process of its own, its output in `log`. */
+async function spawnVitest(tree: TreeCopy, env: NodeJS.ProcessEnv, files: readonly string[], log: string, pattern: string | undefined, bail: boolean): Promise<void> {
   // vitest's own entry under node rather than through npx, which costs half a second of a
   // core per trial to find it (a minute of CI over a hundred trials).
   const args = [path.join(tree.root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...files, ...(pattern ? ['-t', pattern] : []), ...(bail ? ['--bail', '1'] : [])];
@@ -170,9 +217,6 @@ async function vitest(tree: TreeCopy, env: NodeJS.ProcessEnv, name: string, file
   } finally {
     await out.close();
   }
-  const parsed = await readReport(report, tree.root);
-  const tests: Map<string, TestStatus> = parsed?.tests ?? new Map();
-  return { tests, unloaded: parsed?.unloaded ?? new Set(), log, bailed: bail && [...tests.values()].includes('failed') };
 }
 
 /** A vitest JSON report's tests, by `file > full name` with the file relative to `root`; undefined when there is no readable report. */
