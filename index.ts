@@ -55,3 +55,18 @@ export { defineTool, ToolDefinitionError, ToolError, type CustomTool, type Custo
 export { defineAgent, AgentDefinitionError, type AgentConfig, type AgentDefinition, type AgentSettings } from './contracts/agents/agent-definition';
 export type { AgentRecord } from './contracts/agents/agent-record';
 export type { AgentCatalogue, AgentCatalogueEntry, AgentTool } from './contracts/agents/agent-catalogue';
+// Agents that call agents (docs/sub-agents.md): the tool's name, the child's id and input, its answer, the spend it signals.
+export {
+  AGENT_DEPTH,
+  AGENT_TOOL_PREFIX,
+  agentOfToolName,
+  agentToolName,
+  SubAgentCallInputSchema,
+  SubAgentParentSchema,
+  subAgentSpendSignal,
+  subAgentWorkflowId,
+  type SubAgentAnswer,
+  type SubAgentCallInput,
+  type SubAgentParent,
+  type SubAgentSpend,
+} from './contracts/sub-agents';

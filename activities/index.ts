@@ -4,6 +4,8 @@ import type { CustomToolActivities } from '../contracts/tools/custom-tool-offer'
 import type { AgentCatalogueActivities } from '../contracts/agents/agent-catalogue';
 import type { AgentDefinition } from '../contracts/agents/agent-definition';
 import { createAgentActivities } from './agents/agent-catalogue';
+import { createSubAgentActivities } from './agents/sub-agents';
+import type { SubAgentActivities } from '../contracts/sub-agents';
 import type { LlmActivities } from '../contracts/llm-call';
 import type { McpActivities } from '../contracts/tools/mcp-tools';
 import type { ToolActivities } from '../contracts/tools/tool-outcome';
@@ -27,7 +29,7 @@ export interface ActivityDeps {
   agents?: readonly AgentDefinition[];
 }
 
-export type AgentActivities = LlmActivities & ToolActivities & McpActivities & CustomToolActivities & AgentCatalogueActivities;
+export type AgentActivities = LlmActivities & ToolActivities & McpActivities & CustomToolActivities & AgentCatalogueActivities & SubAgentActivities;
 
 export function createActivities(deps: ActivityDeps): AgentActivities {
   return {
@@ -36,6 +38,7 @@ export function createActivities(deps: ActivityDeps): AgentActivities {
     ...traceMcpArguments(createMcpActivities(deps.mcp), deps.traceContent === true),
     ...traceCustomArguments(createCustomToolActivities(deps.customTools ?? []), deps.traceContent === true),
     ...createAgentActivities(deps.agents ?? []),
+    ...createSubAgentActivities(deps.agents ?? []),
   };
 }
 

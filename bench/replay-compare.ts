@@ -96,11 +96,10 @@ async function recordedHistories(dir: string): Promise<Named[]> {
 
 /** One block: `count` replays, the histories in turn, and the process's CPU per replay. */
 async function cpuPerReplay(bundle: Bundle, histories: readonly Named[], count: number): Promise<number> {
-  // Each replay under an id of its own: one replay worker runs the whole block.
-  const batch = Array.from({ length: count }, (_, i) => {
-    const named = histories[i % histories.length] as Named;
-    return { ...named, workflowId: `${named.workflowId}-${i}` };
-  });
+  // One replay worker runs the whole block. Each history under its file's name, the id it was
+  // recorded under: a sub-agent's child id is derived from its parent's, so another id replays
+  // another child (a replay worker takes one id many times, one run after another).
+  const batch = Array.from({ length: count }, (_, i) => histories[i % histories.length] as Named);
   const before = process.cpuUsage();
   for await (const result of Worker.runReplayHistories({ workflowBundle: { code: bundle.code } }, batch)) {
     if (result.error) throw new Error(`bench: replaying ${result.workflowId} failed: ${result.error.message}`);

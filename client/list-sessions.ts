@@ -19,6 +19,8 @@ export interface ListOptions {
   /** Only sessions on this task queue: the ones this client's `start` creates. */
   taskQueue: string;
   status?: ListStatus;
+  /** Only the sub-agents' sessions this session started (docs/sub-agents.md), by Temporal's ParentWorkflowId. */
+  parent?: string;
   /** Default 20, at most 1000. */
   limit?: number;
 }
@@ -40,12 +42,14 @@ export interface SessionSummary {
  * The visibility query for a listing. Values are quoted by `quote`, never pasted, so an
  * odd task queue name cannot change the query.
  */
-export function sessionsQuery(options: Pick<ListOptions, 'taskQueue' | 'status'>): string {
+export function sessionsQuery(options: Pick<ListOptions, 'taskQueue' | 'status' | 'parent'>): string {
   // A session that continued as new is one workflow id with several runs; its latest run stands for it.
   const clauses = [`WorkflowType = ${quote(SESSION_WORKFLOW)}`, `TaskQueue = ${quote(options.taskQueue)}`, `ExecutionStatus != 'ContinuedAsNew'`];
   const { status } = options;
   if (status === 'ended') clauses.push(`(${AgentStatus.name} = 'ended' OR ExecutionStatus != 'Running')`);
   else if (status !== undefined) clauses.push(`${AgentStatus.name} = ${quote(status)}`, `ExecutionStatus = 'Running'`);
+  // A child session is a child workflow of its parent's, so Temporal keeps the parent's id in visibility.
+  if (options.parent !== undefined) clauses.push(`ParentWorkflowId = ${quote(options.parent)}`);
   return clauses.join(' AND ');
 }
 

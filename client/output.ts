@@ -123,11 +123,14 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
     case 'assistant':
       return formatAssistant(dim(where), e.message, all);
     case 'tool/call':
-      return `${dim(where)} · ${yellow('→')} ${e.name} ${truncate(JSON.stringify(e.input), 200)} ${dim(`#${e.callId}`)}`;
+      // A sub-agent's call names the child session it runs in (docs/sub-agents.md).
+      return `${dim(where)} · ${yellow('→')} ${e.name} ${truncate(JSON.stringify(e.input), 200)} ${dim(`#${e.callId}`)}${e.child ? ` ${childPointer(e.child.workflowId)}` : ''}`;
     case 'tool/result': {
       const mark = e.code === 'ok' ? green('✓') : red('✗');
       const code = e.code === 'ok' ? '' : ` ${red(e.code)}`;
-      return `${dim(where)} · ${mark} ${e.name}${code}: ${truncate(e.content, 300)} ${dim(`#${e.callId}`)}`;
+      // A sub-agent's result: why its child failed, as the child had it, and what the child spent.
+      const child = `${e.failure ? ` ${dim('·')} ${red(e.failure.type)}` : ''}${e.spend ? ` ${dim(`· spent ${formatSpend(e.spend)}`)}` : ''}`;
+      return `${dim(where)} · ${mark} ${e.name}${code}: ${truncate(e.content, 300)}${child} ${dim(`#${e.callId}`)}`;
     }
     case 'tools/listed': {
       const mcp = `MCP tools listed: ${e.tools.length} from ${e.servers.join(', ') || 'no server'}`;
@@ -139,9 +142,17 @@ export function formatEvent(e: SessionEvent, all = false): string | undefined {
     case 'context/compacted':
       // The summary is for the model; a person reads the log itself, which keeps every event.
       return `${dim(where)} · compact · ${e.tokensBefore} → ${e.tokensAfter} tokens ${dim(`(through event ${e.throughSeq})`)}`;
+    case 'session/handed-off':
+      // Where the conversation went (docs/sub-agents.md#handing-the-conversation-over): the session that answers from now on.
+      return `${dim(where)} · ${yellow('handed over to')} ${e.to.agent}: session ${e.to.workflowId}${e.reason ? ` ${dim(`· ${truncate(e.reason, 200)}`)}` : ''}`;
     case 'output/rejected':
       return `${dim(where)} · ${red('answer does not match the output schema')}: ${truncate(e.errors.join('; '), 300)} ${dim('(the model is asked again)')}`;
   }
+}
+
+/** `→ session <id>`: where a sub-agent's call ran, for `log`, `watch` and `history`. */
+export function childPointer(workflowId: string): string {
+  return dim(`→ session ${workflowId}`);
 }
 
 /** A structured answer's value as a person reads it: indented JSON, keys in the model's order. */

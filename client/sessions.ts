@@ -8,6 +8,7 @@ import {
   SESSION_WORKFLOW,
   SessionRunInputSchema,
   SendMessageSchema,
+  awaitTurnUpdate,
   describeIssues,
   endUpdate,
   sendUpdate,
@@ -18,10 +19,11 @@ import {
 } from '../contracts/api';
 import type { SessionSettings } from '../contracts/session-settings';
 import { chainWindow, type ModelWindowTable } from '../contracts/model-windows';
-import { spendBeyond, spendOf, type Spend } from '../contracts/spend';
+import { spendOf, type Spend } from '../contracts/spend';
+import { carriedSpend, countsAtCut, type ForkSource } from '../contracts/fork-carry';
+import type { HandedOffTo } from '../contracts/handoffs';
 import type { agentSession } from '../workflows/session';
-import type { Message, StopReason, Usage } from '../contracts/messages';
-import { usageOf } from '../contracts/conversation';
+import type { Message, StopReason } from '../contracts/messages';
 import type { FailureSummary, SessionEvent } from '../contracts/session-log';
 import { clientDataConverter, encryptionKeyFromEnv, type EncryptionKey } from '../encryption/data-converter';
 import { clientTracingOptions } from '../tracing/tracing-client';
@@ -167,6 +169,10 @@ export interface TurnResult<O = unknown> {
   failure?: FailureSummary;
   /** A turn with an output schema that completed `answered`: its answer's value (docs/structured-output.md). */
   output?: O;
+  /** A turn that ended `handoff`: the session that has the conversation now (contracts/handoffs.ts). */
+  handedOffTo?: HandedOffTo;
+  /** `sendAndWait` followed a handoff: the session whose turn this result is, which answered the message. */
+  answeredBy?: string;
 }
 
 /**
@@ -175,16 +181,29 @@ export interface TurnResult<O = unknown> {
  * or the agent, `output` is typed by it.
  */
 export async function sendAndWait<S extends z.ZodType = z.ZodType>(handle: SessionHandle, text: string, options: MessageOptions<S> = {}): Promise<TurnResult<z.output<S>>> {
-  const result = await turnResultOf(handle.executeUpdate(sendUpdate, { args: [messageOf(text, options)] }));
+  const result = await followHandoff(handle, await turnResultOf(handle.executeUpdate(sendUpdate, { args: [messageOf(text, options)] })));
   const { output, ...rest } = result;
   const typed = typedOutput(options, output);
   return { ...rest, ...(typed === undefined ? {} : { output: typed }) };
 }
 
+/**
+ * A turn that handed the conversation over is answered by the session it went to, in its
+ * turn of the same number: that turn's result, naming that session (`answeredBy`), and where
+ * the conversation is now (`handedOffTo`). Any other result as it is.
+ */
+export async function followHandoff(handle: Pick<SessionHandle, 'client'>, result: TurnResult): Promise<TurnResult> {
+  const to = result.reason === 'handoff' ? result.handedOffTo : undefined;
+  if (!to) return result;
+  const target = handle.client.getHandle<typeof agentSession>(to.workflowId);
+  const answered = await turnResultOf(target.executeUpdate(awaitTurnUpdate, { args: [{ turn: to.turn }] }));
+  return { ...answered, handedOffTo: to, answeredBy: to.workflowId };
+}
+
 async function turnResultOf(outcome: Promise<TurnOutcome>): Promise<TurnResult> {
   try {
-    const { status, turn, reason, output } = await outcome;
-    return { status, turn, ...(reason ? { reason } : {}), ...(output === undefined ? {} : { output }) };
+    const { status, turn, reason, output, handedOffTo } = await outcome;
+    return { status, turn, ...(reason ? { reason } : {}), ...(output === undefined ? {} : { output }), ...(handedOffTo ? { handedOffTo } : {}) };
   } catch (error) {
     const failed = turnOutcomeOf(error);
     if (failed) return failed;
@@ -240,6 +259,8 @@ export interface RunResult {
   usage: Spend;
   /** The settings the session ran with, as its `state` Query reports them (defaults filled in). */
   settings: RunSettings;
+  /** The turn handed the conversation over: the session that answered it (whose messages, usage and settings these are). */
+  handedOffTo?: HandedOffTo;
 }
 
 export type RunSettings = SessionSettings & Pick<SessionState, 'model' | 'retryPolicy'>;
@@ -256,11 +277,14 @@ export async function runOnce(
   const { handle } = started;
   const waiting = started.turn();
   if (onProgress) await followProgress(client, handle, waiting, onProgress);
-  const turn = await waiting;
-  const [events, state] = await Promise.all([readLog(handle), handle.query(stateQuery)]);
-  if (!keep) await endSession(handle);
+  // A turn that handed the conversation over is answered by the session it went to, which is the one to read and end.
+  const turn = await followHandoff(handle, await waiting);
+  const answering = turn.answeredBy ? client.workflow.getHandle<typeof agentSession>(turn.answeredBy) : handle;
+  const [events, state] = await Promise.all([readLog(answering), answering.query(stateQuery)]);
+  if (!keep) await endSession(answering);
   return {
     workflowId: handle.workflowId,
+    ...(turn.handedOffTo ? { handedOffTo: turn.handedOffTo } : {}),
     runId: handle.firstExecutionRunId,
     status: turn.status,
     ...(turn.reason ? { reason: turn.reason } : {}),
@@ -317,9 +341,10 @@ export async function forkSession(client: Client, env: StartEnv, sourceId: strin
     atSeq === undefined ? Promise.resolve([]) : readLogChain(runs, { fromSeq: atSeq + 1, uptoSeq: state.events }),
   ]);
   const carried = {
-    ...carriedSpend(state, kept),
-    ...countsAtCut(state, after),
-    ...(toolsListed ? { toolsListed: { turn: toolsListed.turn, servers: toolsListed.servers, tools: toolsListed.tools, ...(toolsListed.custom ? { custom: toolsListed.custom } : {}) } } : {}),
+    // A source on a worker version from before spend (or usage) was tracked reports none: the fork counts from its events.
+    ...carriedSpend(state as ForkSource, kept),
+    ...countsAtCut(state as ForkSource, after),
+    ...(toolsListed ? { toolsListed: { turn: toolsListed.turn, servers: toolsListed.servers, tools: toolsListed.tools, ...(toolsListed.custom ? { custom: toolsListed.custom } : {}), ...(toolsListed.agents ? { agents: toolsListed.agents } : {}) } } : {}),
   };
   // The window goes with the model: a fork onto another model has the new one's resolved.
   const { contextWindow, ...settings } = carriedSettings(state);
@@ -354,28 +379,6 @@ function carriedSettings(source: SessionState): Omit<StartOptions, 'model'> {
     ...(budget.tokens === undefined ? {} : { budgetTokens: budget.tokens }),
     ...(budget.warnAt === undefined ? {} : { budgetWarn: budget.warnAt }),
   };
-}
-
-/**
- * The source's step count and token usage at the cut, which a fork given only the tail
- * after a compaction cannot count from its events. None from a source on a worker version
- * from before spend was tracked: the fork counts from its events.
- */
-function countsAtCut(source: SessionState, after: readonly SessionEvent[]): { stepsTaken?: number; usage?: Required<Usage> } {
-  // A source's spend also holds what its own source spent after its cut; its usage does not.
-  // Workers from before `usage` was reported give only the spend.
-  const used = source.usage ?? (source.spend as Spend | undefined);
-  if (!used) return {};
-  const stepsAfter = after.filter((e) => e.type === 'step/start').length;
-  const usedAfter = usageOf(after);
-  const usage = Object.fromEntries(Object.entries(usedAfter).map(([key, tokens]) => [key, Math.max(0, used[key as keyof Usage] - tokens)])) as Required<Usage>;
-  return { stepsTaken: Math.max(0, source.stepsTaken - stepsAfter), usage };
-}
-
-/** What the source spent beyond the kept events; nothing from a source on a worker version from before spend was tracked. */
-function carriedSpend(source: SessionState, kept: readonly SessionEvent[]): { carriedSpend?: Spend } {
-  const spend = source.spend as Spend | undefined;
-  return spend ? { carriedSpend: spendBeyond(spend, spendOf(kept)) } : {};
 }
 
 /**

@@ -7,6 +7,7 @@ import { contextOncePerStep, describeProgress, pendingActivities, readContext, t
 import { readLogPages } from '../contracts/log-pages';
 import { readSessionLog } from './log-chain';
 import type { SessionHandle } from './sessions';
+import { childProgressLines, OpenChildCalls, readChildProgress, type ChildCall } from './sub-agent-progress';
 
 /** What `watch` reports, in order. Also the stable shape of `watch --json` (one object per line). */
 export type WatchItem =
@@ -32,6 +33,11 @@ export type WatchItem =
       contextWindow?: number | null;
       /** The session's model. */
       model: string;
+      /**
+       * The sub-agent the running step waits on (docs/sub-agents.md), read as this session is:
+       * its own step and activities, which `lines` show under its agent's name. Absent otherwise.
+       */
+      child?: ChildCall & { step: number; maxSteps: number; phase: 'idle' | 'llm' | 'tools' | 'approval'; activities: ActivityProgress[] };
     }
   | { type: 'unavailable'; message: string }
   | { type: 'end'; reason: WatchEndReason; executionStatus: WorkflowExecutionStatusName };
@@ -81,6 +87,7 @@ export async function watchSession(client: Client, handle: SessionHandle, option
   const query = <T>(read: () => Promise<T>) => client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
 
   let fromSeq = options.fromSeq;
+  const childCalls = new OpenChildCalls();
   /** Every event appended since the last call; the log Query answers in pages, so until an empty one. */
   const drainLog = async () => {
     let from = fromSeq ?? (await query(() => latestTurnStart(handle)));
@@ -92,7 +99,10 @@ export async function watchSession(client: Client, handle: SessionHandle, option
       // tail after a compaction: what was appended before it is read from the runs before.
       const missed = first > from ? await query(() => readSessionLog(client.workflow, handle.workflowId, { fromSeq: from, uptoSeq: first })) : [];
       const events = [...missed, ...page];
-      for (const event of events) onItem({ type: 'event', event });
+      for (const event of events) {
+        childCalls.observe(event);
+        onItem({ type: 'event', event });
+      }
       // Seqs are the session's, across runs: the next page starts after the last event read.
       from = (events.at(-1)?.seq ?? from) + 1;
     }
@@ -117,8 +127,17 @@ export async function watchSession(client: Client, handle: SessionHandle, option
     try {
       const [state] = await Promise.all([query(() => handle.query(stateQuery)), drainLog()]);
       lastUnavailable = '';
-      const [activities, stepContext] = await Promise.all([pendingActivities(client, description), contextOf(state)]);
-      const lines = describeProgress({ state, activities, ...(stepContext ? { context: stepContext } : {}) }, Date.now());
+      // A step whose tools wait on a sub-agent shows the child's progress too: the parent has no activity of its own then.
+      const child = state.phase === 'tools' ? childCalls.latest() : undefined;
+      const [activities, stepContext, childProgress] = await Promise.all([
+        pendingActivities(client, description),
+        contextOf(state),
+        child ? query(() => readChildProgress(client, child)).catch(() => undefined) : undefined,
+      ]);
+      const now = Date.now();
+      const lines = describeProgress({ state, activities, ...(stepContext ? { context: stepContext } : {}) }, now);
+      const childLines = child && childProgress ? childProgressLines(child, childProgress, now) : [];
+      lines.push(...childLines);
       const key = lines.join('\n');
       if (key !== lastProgress) {
         lastProgress = key;
@@ -134,6 +153,17 @@ export async function watchSession(client: Client, handle: SessionHandle, option
           spend: state.spend,
           ...(state.contextWindow === undefined ? {} : { contextWindow: state.contextWindow }),
           model: state.model,
+          ...(child && childProgress && childLines.length > 0
+            ? {
+                child: {
+                  ...child,
+                  step: childProgress.state.step,
+                  maxSteps: childProgress.state.settings.maxSteps,
+                  phase: childProgress.state.phase,
+                  activities: childProgress.activities,
+                },
+              }
+            : {}),
         });
       }
       if (wasSettled) {

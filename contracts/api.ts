@@ -12,7 +12,8 @@ import { COMPACT_AT, CompactAtSchema, MAX_FALLBACKS, SESSION_LIMITS, ToolNameSch
 import { CustomToolNameSchema, CustomToolOffersSchema } from './tools/custom-tool-offer';
 import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tools/mcp-tools';
 import { AgentNameSchema, AgentRecordSchema, type AgentRecord } from './agents/agent-record';
-import { AGENT_DEPTH, SubAgentParentSchema, type SubAgentAnswer } from './sub-agents';
+import { AGENT_DEPTH, SubAgentOffersSchema, SubAgentParentSchema, type SubAgentAnswer } from './sub-agents';
+import { HandedOffToSchema, HandoffSchema, type HandedOffTo } from './handoffs';
 import { OUTPUT_RETRIES, OutputRetriesSchema, OutputSchemaSchema, RecordedOutputSchemaSchema } from './structured-output';
 import { outputSchemaProblem } from './output-schema-check';
 
@@ -76,8 +77,11 @@ export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 export const TurnOutcomeSchema = z.object({
   turn: z.number().int().positive(),
   status: TurnStatusSchema,
-  reason: z.enum(['answered', 'step_limit']).optional(),
+  /** `handoff`: the turn handed the conversation over (contracts/handoffs.ts), to `handedOffTo`. */
+  reason: z.enum(['answered', 'step_limit', 'handoff']).optional(),
   failure: FailureSummarySchema.optional(),
+  /** A turn that ended `handoff`: the session that has the conversation now, and the turn in which it answers this message. */
+  handedOffTo: HandedOffToSchema.optional(),
   /** A turn with an output schema that completed `answered`: the answer's value, valid against it (contracts/structured-output.ts). */
   output: z.unknown().optional(),
 });
@@ -92,7 +96,7 @@ const MAX_NAMES = 1_000;
 const names = <T extends z.ZodType>(entry: T) => z.array(entry).max(MAX_NAMES, { error: `must list at most ${MAX_NAMES} names` });
 
 /** A `tools/listed` event's content, carried to a run (or a fork) whose log leaves it out. */
-const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape, custom: CustomToolOffersSchema.optional() });
+const ToolsListedSchema = z.object({ turn: z.number().int().nonnegative(), ...McpToolListSchema.shape, custom: CustomToolOffersSchema.optional(), agents: SubAgentOffersSchema.optional() });
 
 export const SessionInputSchema = z
   .object({
@@ -177,6 +181,13 @@ export const SessionInputSchema = z
     maxAgentDepth: z.number().int().min(AGENT_DEPTH.min).max(AGENT_DEPTH.max).optional(),
     /** Set by a parent session only: this session is a sub-agent's, started by that call (contracts/sub-agents.ts). */
     parent: SubAgentParentSchema.optional(),
+    /**
+     * The worker's agents this session may hand the conversation over to, offered as tools
+     * `handoff__<name>` (contracts/handoffs.ts, docs/sub-agents.md); none when absent.
+     */
+    handoffs: names(AgentNameSchema).optional(),
+    /** Set by a session that handed over only: this session takes its conversation on, answering `text` first (contracts/handoffs.ts). */
+    handoff: HandoffSchema.optional(),
     /**
      * The state an earlier run of this session carried over when it continued as new. Its
      * schema, like the fork's, is built on first use (see messages.ts): a new session has neither.
@@ -327,7 +338,9 @@ export interface SessionState {
 export interface SessionResult {
   turns: number;
   stepsTaken: number;
-  endedBy: 'request' | 'idle_timeout';
+  /** `handoff`: it handed the conversation over to `handedOffTo` (contracts/handoffs.ts). */
+  endedBy: 'request' | 'idle_timeout' | 'handoff';
+  handedOffTo?: HandedOffTo;
   usage: Usage;
   spend: Spend;
   /** A sub-agent's session (its input's `parent`): its one turn's outcome and answer. */

@@ -99,6 +99,8 @@ export const TOOL_ERROR_TYPES = {
   failed: 'tool_failed',
   /** The session names a custom tool the worker does not have. */
   unknownCustomTool: 'unknown_custom_tool',
+  /** The session offers a sub-agent (`agents`) the worker does not define. */
+  unknownAgent: 'unknown_agent',
 } as const satisfies Record<string, FailureType>;
 
 /** Failures of MCP activities (activities/mcp/). */

@@ -76,6 +76,7 @@ export const FAILURE_TYPES = {
     meaning: "a custom tool's run threw an error other than ToolError (retried in the read-only lane; a side-effecting call has one attempt)",
   },
   unknown_custom_tool: { retryable: false, raisedBy: ['tool activity'], meaning: 'the session names a custom tool the worker does not have' },
+  unknown_agent: { retryable: false, raisedBy: ['tool activity'], meaning: 'the session offers a sub-agent (agents) the worker does not define' },
 
   // A session asked by a workflow of the user's own (runAgentTurn, startChildSession).
   session_refused: {

@@ -6,6 +6,7 @@ import { McpToolListSchema } from './tools/mcp-tools';
 import { OutputSpecSchema } from './structured-output';
 import { SpendSchema } from './spend';
 import { SubAgentOffersSchema } from './sub-agents';
+import { HandedOffToSchema } from './handoffs';
 
 /**
  * The session log: append-only, typed, the single source of truth of a session. The
@@ -33,8 +34,8 @@ export const SessionEventSchema = z.lazy(() =>
       ...at,
       ...turnRef,
       status: EndStatusSchema,
-      /** Why a completed turn stopped: the model answered, or the step limit was reached. */
-      reason: z.enum(['answered', 'step_limit']).optional(),
+      /** Why a completed turn stopped: the model answered, the step limit was reached, or it handed the conversation over. */
+      reason: z.enum(['answered', 'step_limit', 'handoff']).optional(),
       failure: FailureSummarySchema.optional(),
       /** A turn with an output schema that completed `answered`: the answer's value, valid against it. */
       output: z.unknown().optional(),
@@ -55,6 +56,12 @@ export const SessionEventSchema = z.lazy(() =>
      * again. Recorded after the step's `step/end`, before the next step's `step/start`.
      */
     z.object({ type: z.literal('output/rejected'), ...at, ...stepRef, errors: z.array(z.string()).max(MAX_EVENT_LIST_ENTRIES) }),
+    /**
+     * The session handed its conversation over (contracts/handoffs.ts): `to` has it from now on
+     * and answers the user's message of `turn` there. Recorded after the step of the call, before
+     * the turn's `turn/end`; the session ends right after.
+     */
+    z.object({ type: z.literal('session/handed-off'), ...at, ...stepRef, to: HandedOffToSchema, reason: z.string().optional() }),
     /** Recorded just before dispatch: it proves the call may have started, never that it ran. */
     z.object({
       type: z.literal('tool/call'),

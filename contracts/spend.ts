@@ -45,12 +45,44 @@ export function withCall(spend: Spend, message: Pick<AssistantMessage, 'usage' |
   };
 }
 
-/** The spend recorded in `events`, on top of `carried` (what a fork's source spent beyond them). */
+/** `a` and `b` together; a cost unknown in either is unknown in the sum. */
+export function addSpend(a: Spend, b: Spend): Spend {
+  return {
+    ...addUsage(a, b),
+    costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
+  };
+}
+
+/** Field by field, the larger of two figures of one child's spend; an unknown cost stays unknown. */
+export function maxSpend(a: Spend, b: Spend): Spend {
+  return {
+    inputTokens: Math.max(a.inputTokens, b.inputTokens),
+    outputTokens: Math.max(a.outputTokens, b.outputTokens),
+    cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
+    cacheWriteTokens: Math.max(a.cacheWriteTokens, b.cacheWriteTokens),
+    reasoningTokens: Math.max(a.reasoningTokens, b.reasoningTokens),
+    costUsd: a.costUsd === null || b.costUsd === null ? null : Math.max(a.costUsd, b.costUsd),
+  };
+}
+
+export const sameSpend = (a: Spend, b: Spend) => (Object.keys(a) as (keyof Spend)[]).every((key) => a[key] === b[key]);
+
+/**
+ * The spend recorded in `events`, on top of `carried` (what a fork's source spent beyond
+ * them): the session's LLM calls, and what its sub-agents spent (`tool/result.spend`).
+ */
 export function spendOf(events: readonly SessionEvent[], carried: Spend = NO_SPEND): Spend {
   return events.reduce((spend, e) => {
     const call = callOf(e);
-    return call ? withCall(spend, call) : spend;
+    if (call) return withCall(spend, call);
+    const child = childSpendOf(e);
+    return child ? addSpend(spend, child) : spend;
   }, carried);
+}
+
+/** What a sub-agent's session spent, as its call's result records it; counted in spend, never in `usage` (the session's own calls). */
+export function childSpendOf(e: SessionEvent): Spend | undefined {
+  return e.type === 'tool/result' ? e.spend : undefined;
 }
 
 /** The LLM call an event records: a step's answer, or a compaction's (which records its usage beside the summary). */

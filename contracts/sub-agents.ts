@@ -4,6 +4,7 @@ import { AgentNameSchema, AgentRecordSchema } from './agents/agent-record';
 import { MAX_EVENT_LIST_ENTRIES } from './messages';
 import { SpendSchema, type Spend } from './spend';
 import { OutputSchemaSchema, RecordedOutputSchemaSchema } from './structured-output';
+import { positionIdempotencyKey, type CallPosition } from './tools/idempotency-key';
 import type { TurnOutcome } from './api';
 
 /**
@@ -59,8 +60,10 @@ export const SUB_AGENT_INPUT_JSON_SCHEMA: Record<string, unknown> = {
  */
 export const SubAgentOfferSchema = z
   .object({
-    /** The tool's name, `agent__<agent>`. */
+    /** The tool's name, `agent__<agent>` (`handoff__<agent>` for a handoff). */
     name: z.string().min(1),
+    /** `handoff`: the tool hands the conversation over to the agent (contracts/handoffs.ts); absent: a sub-agent's. */
+    kind: z.enum(['agent', 'handoff']).optional(),
     agent: AgentNameSchema,
     /** What the model reads of the tool: the agent's description, or a line naming it. */
     description: z.string(),
@@ -116,6 +119,15 @@ export function subAgentWorkflowId(parentWorkflowId: string, agent: string, posi
   return `${parentWorkflowId}/agent/${agent}/${position.turn}.${position.step}-${position.key}`;
 }
 
+/** Hex digits of a call's position key in a child's id (and a handoff's): unique per call, short enough to read in the UI. */
+const POSITION_KEY_DIGITS = 12;
+
+/** The `key` of a child's id (and of a handoff's, contracts/handoffs.ts): the first hex digits of the call's position idempotency key, the same on every replay. */
+export function callPositionKey(workflowId: string, position: CallPosition): string {
+  const prefix = 'agent-';
+  return positionIdempotencyKey(workflowId, position).slice(prefix.length, prefix.length + POSITION_KEY_DIGITS);
+}
+
 /**
  * What a sub-agent session answers when it ends (`SessionResult.answer`): its turn's
  * outcome, the text of its last answer and everything it spent (its own children's too).
@@ -129,14 +141,24 @@ export interface SubAgentAnswer {
 /**
  * A child's spend so far, signalled to its parent after each of its LLM calls (the figure is
  * the child's whole spend, so a signal lost or reordered is made good by the next one and by
- * the final answer), so the parent's budget and status count it live.
+ * the final answer), so the parent's budget and status count it live. It names the call and
+ * the child, so the parent counts it only for the child it started for that call.
  */
-export const SubAgentSpendSchema = z.object({ callId: z.string().min(1), spend: SpendSchema }).strict();
+export const SubAgentSpendSchema = z
+  .object({
+    callId: z.string().min(1),
+    /** The child's own id: a signal from anything but the call's running child (a stray, an older child) is ignored. */
+    workflowId: z.string().min(1),
+    spend: SpendSchema,
+  })
+  .strict();
 export type SubAgentSpend = z.infer<typeof SubAgentSpendSchema>;
 export const subAgentSpendSignal = defineSignal<[SubAgentSpend]>('subAgentSpend');
 
 export interface ListSubAgentsRequest {
   names: string[];
+  /** The agents offered as handoffs (contracts/handoffs.ts); absent: none. */
+  handoffs?: string[];
 }
 
 /** The activity that lists a session's sub-agents, for `proxyActivities` in the workflow. */

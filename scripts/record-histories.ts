@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, sendUpdate, setRetryPolicyUpdate, stateQuery } from '../contracts/api';
+import { defineAgent } from '../contracts/agents/agent-definition';
 import { startLocalAgent, type LocalAgent } from '../harness/local-agent';
 import { turnThatRead } from '../harness/turn-that-read';
 import { updateBesideCommand } from '../harness/update-beside-command';
@@ -36,6 +37,29 @@ const calculatorCalls = {
  * second turn (the one that compacts), short of its second run's second turn.
  */
 const COMPACTED_RUN_EVENTS = 50;
+
+/** The agent the `sub-agent` shapes call: one calculator step, then its answer. */
+const RESEARCHER = defineAgent({ name: 'researcher', description: 'Finds things out.', model: 'anthropic:golden-researcher', tools: ['calculator'] });
+
+/**
+ * A parent session whose step calls the researcher as a child session, which answers after
+ * a calculator step (signalling its spend to the parent after each call); the parent then
+ * answers. Both histories are recorded: the parent's (`sub-agent`) and the child's.
+ */
+async function subAgentSessions(agent: LocalAgent, model: string): Promise<{ parent: string; child: string }> {
+  agent.llm.script(model, { kind: 'tool_calls', calls: [{ id: 'toolu_rec_agent', name: 'agent__researcher', input: { task: 'What is 6*7?' } }] }, { kind: 'text', text: 'The researcher says 42.' });
+  agent.llm.script('golden-researcher', { kind: 'tool_calls', calls: [{ id: 'toolu_rec_calc', name: 'calculator', input: { expression: '6*7' } }] }, { kind: 'text', text: '42' });
+  // Under the id the replay tests give it, its file's name: the child's id is derived from the parent's.
+  const session = await start(agent, model, { agents: ['researcher'], workflowId: model });
+  await sendAndWait(session, 'ask the researcher');
+  const child = (await readLog(session)).find((e) => e.type === 'tool/call')?.child?.workflowId;
+  if (!child) throw new Error('recording: the parent recorded no child session');
+  await endSession(session);
+  return { parent: session.workflowId, child };
+}
+
+/** The agent the `handoff` shape hands its conversation to. */
+const BILLING = defineAgent({ name: 'billing', description: 'Answers billing questions.', model: 'anthropic:golden-billing', tools: [] });
 
 const start = (agent: LocalAgent, model: string, extra: Record<string, unknown> = {}) =>
   startSession(agent.client, agent.env, { model: `anthropic:${model}`, workflowId: `golden-${model}`, idleTimeoutMs: 60_000, ...extra });
@@ -457,6 +481,25 @@ const SCENARIOS: Record<string, Scenario> = {
       await local.close();
     }
   },
+  /** A step that calls a sub-agent: the child workflow started, its result awaited, its spend signalled. */
+  'sub-agent': async (agent) => (await subAgentSessions(agent, 'sub-agent')).parent,
+  /** That child: its parent's task as its one turn, then its answer. */
+  'sub-agent-child': async (agent) => (await subAgentSessions(agent, 'sub-agent-child')).child,
+  /**
+   * A turn answered, then a turn whose step hands the conversation to billing: the session
+   * started (ABANDON), the call answered, `session/handed-off`, the turn ended `handoff`, and
+   * the session ended. Under its file's name: the target's id is derived from it.
+   */
+  handoff: async (agent) => {
+    agent.llm.script('handoff', { kind: 'text', text: 'Hello, how can I help?' }, { kind: 'tool_calls', calls: [{ id: 'toolu_rec_handoff', name: 'handoff__billing', input: { reason: 'a billing question' } }] });
+    agent.llm.script('golden-billing', { kind: 'text', text: 'Refunded.' });
+    const session = await start(agent, 'handoff', { handoffs: ['billing'], workflowId: 'handoff' });
+    await sendAndWait(session, 'Hi.');
+    const answered = await sendAndWait(session, 'I was charged twice.');
+    if (!answered.answeredBy) throw new Error('recording: the conversation was not handed over');
+    await endSession(agent.client.workflow.getHandle(answered.answeredBy));
+    return session.workflowId;
+  },
   /** A fork cut inside a step of another session: its open tail is repaired. */
   fork: async (agent) => {
     agent.llm.script('fork-source', calculatorCalls, { kind: 'text', text: 'done' });
@@ -504,7 +547,7 @@ async function main(): Promise<void> {
   const only = process.argv.slice(2);
   const server = await startDevServer({ port: await findFreePort(), uiPort: false, output: 'ignore' });
   const target = await startTarget();
-  const agent = await startLocalAgent({ address: server.address, env: { AGENT_HTTP_ALLOWLIST: new URL(target.url).host, AGENT_MCP_CONFIG: await mcpConfig() } });
+  const agent = await startLocalAgent({ address: server.address, env: { AGENT_HTTP_ALLOWLIST: new URL(target.url).host, AGENT_MCP_CONFIG: await mcpConfig() }, agents: [RESEARCHER, BILLING] });
   try {
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
       if (only.length > 0 && !only.includes(name)) continue;

@@ -41,6 +41,9 @@ describe('defineAgent', () => {
     ['a fallback that is not a model', { ...support, settings: { fallbacks: ['gpt-5'] } }, 'agent "support": settings: fallbacks.0: model must be "provider:model"'],
     ['a fallback time out of its bounds', { ...support, settings: { fallbackAfterMs: 500 } }, 'agent "support": settings: fallbackAfterMs: must be a whole number from 1000 to 240000'],
     ['an unknown priority', { ...support, settings: { priority: 'urgent' as never } }, 'agent "support": settings: priority: must be interactive or batch'],
+    ['a bad sub-agent name', { ...support, agents: ['no spaces'] }, 'agent "support": agents: must be 1 to 64 letters'],
+    ['a sub-agent named twice', { ...support, agents: ['billing', 'billing'] }, 'agent "support": agents: names billing twice'],
+    ['a depth out of its bounds', { ...support, settings: { maxAgentDepth: 11 } }, 'agent "support": settings: maxAgentDepth:'],
   ])('refuses %s in one line naming the agent', (_, config, message) => {
     expect(() => defineAgent(config as AgentConfig)).toThrow(message);
   });
@@ -49,6 +52,16 @@ describe('defineAgent', () => {
 describe("a worker's agents", () => {
   it('refuses two agents under one name at worker start', () => {
     expect(() => agentCatalogueOf([defineAgent(support), defineAgent({ ...support, description: 'again' })])).toThrow('worker agents: "support" is defined twice');
+  });
+
+  it('refuses at worker start an agent offered one the worker does not define, naming both', () => {
+    expect(() => agentCatalogueOf([defineAgent({ ...support, agents: ['billing'] })])).toThrow('worker agents: "support" is offered agent "billing", which this worker does not define');
+  });
+
+  it("offers an agent's sub-agents to every session it starts, and its depth as a setting", () => {
+    const billing = defineAgent({ name: 'billing', model: 'openai:gpt-4o-mini' });
+    const [entry] = agentCatalogueOf([defineAgent({ ...support, agents: ['billing'], settings: { maxAgentDepth: 2 } }), billing]);
+    expect(entry?.record.settings).toMatchObject({ agents: ['billing'], maxAgentDepth: 2 });
   });
 
   it('lists each tool with its lane, and gives a session the settings under its own', () => {
@@ -95,5 +108,18 @@ describe("an agent's fallbacks and priority", () => {
       fallbacks: ['openai:gpt-5', 'google:gemini-2.5-pro'],
       fallbackAfterMs: 20_000,
     });
+  });
+
+  it('as docs/sub-agents.md defines them: the planner is offered the researcher, and its sessions its depth', async () => {
+    const text = await readFile(path.join(PROJECT_ROOT, 'docs', 'sub-agents.md'), 'utf8');
+    const block = /## Offering agents\n[^]*?```ts\n([^]*?)```/.exec(text)?.[1];
+    if (!block) throw new Error('docs/sub-agents.md has no ts block under "## Offering agents"');
+    const file = path.join(PROJECT_ROOT, 'test-results', 'docs-sub-agents-example.ts');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, block.replace("from 'durable-agent-worker'", `from ${JSON.stringify(path.join(PROJECT_ROOT, 'index.ts'))}`));
+    const { planner, researcher } = (await import(pathToFileURL(file).href)) as Record<'planner' | 'researcher', ReturnType<typeof defineAgent>>;
+    const [entry] = agentCatalogueOf([planner, researcher]);
+    expect(SessionRunInputSchema.parse(withAgentSettings({ agent: entry?.record }))).toMatchObject({ agents: ['researcher'], maxAgentDepth: 2 });
+    expect(() => agentCatalogueOf([planner])).toThrow('worker agents: "planner" is offered agent "researcher", which this worker does not define');
   });
 });

@@ -47,7 +47,8 @@ describe('which calls ask the limiter', () => {
     } finally {
       vi.useRealTimers();
     }
-  });
+    // Milliseconds on fake timers; a lease that waits for ever fails here in 10 s, not the suite's 60.
+  }, 10_000);
 
   it('asks again after a short pause when Temporal refuses the ask for the limiter\'s load, rather than fail the call', async () => {
     const answers: Array<() => Promise<unknown>> = [

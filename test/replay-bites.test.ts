@@ -33,7 +33,8 @@ function bundleOf(edits: readonly Edit[]) {
 /** The replay's error, or undefined when it replayed cleanly. */
 async function replay(edits: readonly Edit[], shape: string): Promise<unknown> {
   const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES, `${shape}.json`), 'utf8')));
-  return Worker.runReplayHistory({ workflowBundle: await bundleOf(edits) }, history, `replay-bites-${shape}`).then(
+  // Under its file's name, as it was recorded: a sub-agent's child id is derived from its parent's.
+  return Worker.runReplayHistory({ workflowBundle: await bundleOf(edits) }, history, shape).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -71,6 +72,48 @@ describe('the replay test bites on compaction: moving the compaction call after 
   // caught by the histories that exercise it, not by an unrelated shape.
   it.each(GOLDEN_SHAPES.filter((shape) => !(COMPACTING_SHAPES as readonly string[]).includes(shape)))('still replays %s, which never compacts', async (shape) => {
     expect(await replay(COMPACTION_AFTER_STEP, shape)).toBeUndefined();
+  });
+});
+
+/** A sub-agent's child id not derived from its call: a replay would start (or look for) another child than the one the recording started. */
+const CHILD_ID_NOT_POSITIONAL: Edit[] = [
+  {
+    file: 'sub-agents.ts',
+    find: '    const childId = this.#childWorkflowId(agent, { turn, step, callId: call.id });\n',
+    replace: '    const childId = `${workflowId}/agent/${agent}/${uuid4()}`;\n',
+  },
+  { file: 'sub-agents.ts', find: 'startChild, type ChildWorkflowHandle }', replace: 'startChild, uuid4, type ChildWorkflowHandle }' },
+];
+
+describe('the replay test bites on sub-agents: a child id that is not derived from its call', () => {
+  it('fails sub-agent with a DeterminismViolationError where the recording started the child under its positional id', async () => {
+    const error = await replay(CHILD_ID_NOT_POSITIONAL, 'sub-agent');
+    expect(error).toBeInstanceOf(DeterminismViolationError);
+    expect((error as Error).message).toMatch(/nondetermin/i);
+  });
+
+  // A session that never calls a sub-agent never meets the change.
+  it('still replays normal-turn, which calls none', async () => {
+    expect(await replay(CHILD_ID_NOT_POSITIONAL, 'normal-turn')).toBeUndefined();
+  });
+});
+
+/** A handoff's session id not derived from its call: a replay would start another session than the one the conversation went to. */
+const HANDOFF_ID_NOT_POSITIONAL: Edit[] = [
+  { file: 'handoff.ts', find: '      workflowId,\n      parentClosePolicy: ParentClosePolicy.ABANDON,', replace: '      workflowId: `${workflowId}-${uuid4()}`,\n      parentClosePolicy: ParentClosePolicy.ABANDON,' },
+  { file: 'handoff.ts', find: 'ParentClosePolicy, startChild }', replace: 'ParentClosePolicy, startChild, uuid4 }' },
+];
+
+describe('the replay test bites on handoffs: a handed-over session id that is not derived from its call', () => {
+  it('fails handoff with a DeterminismViolationError where the recording started the session it handed over to', async () => {
+    const error = await replay(HANDOFF_ID_NOT_POSITIONAL, 'handoff');
+    expect(error).toBeInstanceOf(DeterminismViolationError);
+    expect((error as Error).message).toMatch(/nondetermin/i);
+  });
+
+  // A session that never hands over never meets the change; nor does one that calls a sub-agent.
+  it.each(['normal-turn', 'sub-agent'])('still replays %s, which hands nothing over', async (shape) => {
+    expect(await replay(HANDOFF_ID_NOT_POSITIONAL, shape)).toBeUndefined();
   });
 });
 

@@ -66,7 +66,7 @@ function countsAndTail(events: readonly SessionEvent[], state: SessionState) {
     usage: state.usage,
     nextTurn: state.nextTurn,
     outcomes: state.outcomesToCarry(),
-    ...(cutOff ? { toolsListed: { turn: cutOff.turn, servers: cutOff.servers, tools: cutOff.tools, ...(cutOff.custom ? { custom: cutOff.custom } : {}) } } : {}),
+    ...(cutOff ? { toolsListed: { turn: cutOff.turn, servers: cutOff.servers, tools: cutOff.tools, ...(cutOff.custom ? { custom: cutOff.custom } : {}), ...(cutOff.agents ? { agents: cutOff.agents } : {}) } } : {}),
   };
 }
 

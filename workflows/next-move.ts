@@ -34,5 +34,6 @@ export async function nextMove(session: Pick<Session, 'state' | 'config' | 'comp
   }
   const woke = await condition(() => state.hasWork(), session.config.idleTimeoutMs, { summary: 'idle timeout' });
   if (state.queued > 0) return { kind: 'run-turn' };
-  return { kind: 'end', endedBy: woke ? 'request' : 'idle_timeout' };
+  // A session that handed its conversation over ends at once (./handoff.ts).
+  return { kind: 'end', endedBy: state.handedOffTo ? 'handoff' : woke ? 'request' : 'idle_timeout' };
 }

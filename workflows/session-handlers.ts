@@ -23,6 +23,8 @@ import { llmSettingsQuery } from '../contracts/llm-call';
 import { logPage, LOG_PAGE_BYTES } from '../contracts/log-pages';
 import { sessionContextWindow } from '../contracts/model-windows';
 import { settingsInForce } from '../contracts/session-settings';
+import { subAgentSpendSignal, SubAgentSpendSchema } from '../contracts/sub-agents';
+import { handedOffRefusal } from '../contracts/handoffs';
 import type { Session } from './session-run';
 
 /** Registers the session's Updates and Queries; each changes only the state it names, through its named transition. */
@@ -44,6 +46,8 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     {
       validator: (message) => {
         parseOrThrow(SendMessageSchema, message, 'message');
+        const handed = state.handedOffTo;
+        if (handed) throw new Error(handedOffRefusal(handed.to));
         if (state.endRequested) throw new Error('the session is ending and accepts no more messages');
       },
     },
@@ -111,11 +115,17 @@ export function setSessionHandlers({ config, log, state, settings, approvals, bu
     budget: budget.budget,
   }));
   setHandler(llmSettingsQuery, () => settings);
+  // A running sub-agent's spend so far (workflows/sub-agents.ts): a signal cannot be refused,
+  // so one that does not parse, or names no running call or another child, changes nothing.
+  setHandler(subAgentSpendSignal, (signal) => {
+    const parsed = SubAgentSpendSchema.safeParse(signal);
+    if (parsed.success) state.childSpent(parsed.data.callId, parsed.data.workflowId, parsed.data.spend);
+  });
   setHandler(refreshToolsUpdate, () => mcpTools.refresh(), {
     validator: (...args: unknown[]) => {
       takesNoArgument('refreshTools', args);
-      // Custom tools are listed with the MCP tools, and refreshed with them.
-      if (mcpTools.servers.length === 0 && (config.customTools ?? []).length === 0) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
+      // Custom tools and sub-agents are listed with the MCP tools, and refreshed with them.
+      if (mcpTools.servers.length === 0 && (config.customTools ?? []).length === 0 && !mcpTools.agentsOffered) throw new Error('this session uses no MCP server (start it with --mcp NAME)');
     },
   });
 }

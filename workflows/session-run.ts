@@ -15,7 +15,7 @@ import { SESSION_LIMITS } from '../contracts/session-settings';
 import { SessionLog, type NewSessionEvent, type SessionEvent } from '../contracts/session-log';
 import { SessionState } from './session-state';
 import { statusChanged } from './status-sink';
-import { callOf } from '../contracts/spend';
+import { callOf, childSpendOf } from '../contracts/spend';
 import { ToolDispatch } from './tool-dispatch';
 import { TurnTraces } from './trace-spans';
 import { CustomSessionTools } from './tools/custom-session';
@@ -88,7 +88,9 @@ export class Session {
     this.approvals = new ApprovalGate(config.approvalTimeoutMs, () => this.mirrorLog());
     this.budget = new BudgetGuard(config.continued?.budget ?? budgetOf(config), this.approvals, () => this.state.spend);
     this.customTools = new CustomSessionTools(config.customTools ?? [], () => this.log.events);
-    this.mcpTools = new McpSessionTools(config.mcp ?? [], this.customTools, () => this.log.events, (event) => this.append(event));
+    // A session handed a conversation lists its own tools in its first run, whatever it was carried (./handoff.ts).
+    const handoffs = { handoffs: config.handoffs ?? [], mustList: config.handoff !== undefined && config.continued === undefined };
+    this.mcpTools = new McpSessionTools(config.mcp ?? [], this.customTools, () => this.log.events, (event) => this.append(event), config.agents ?? [], handoffs);
     this.tools = new ToolDispatch(this, enabledTools);
     this.compactor = new ContextCompactor(this);
   }
@@ -99,6 +101,8 @@ export class Session {
     const appended = this.log.append(event, Date.now());
     const call = callOf(appended);
     if (call) this.state.callMade(call);
+    // A sub-agent's result brings its child's spend, in place of what the child signalled.
+    else if (appended.type === 'tool/result') this.state.toolAnswered(appended.callId, childSpendOf(appended));
     this.#unmirrored.push(appended);
     if (MIRRORED_AT_ONCE.has(appended.type)) this.mirrorLog();
     // Copies: sink calls leave the workflow when its activation ends, and the spend may have grown by then.
@@ -148,7 +152,8 @@ export class Session {
   /** What the session answers when it ends. */
   result(endedBy: SessionResult['endedBy']): SessionResult {
     const { state } = this;
-    return { turns: state.turnsRun, stepsTaken: state.stepsTaken, endedBy, usage: state.usage, spend: state.spend };
+    const handed = state.handedOffTo;
+    return { turns: state.turnsRun, stepsTaken: state.stepsTaken, endedBy, usage: state.usage, spend: state.spend, ...(handed ? { handedOffTo: { ...handed.to } } : {}) };
   }
 }
 

@@ -6,9 +6,11 @@ import type { SessionEvent } from '../contracts/session-log';
 import { NO_USAGE, usageOf } from '../contracts/conversation';
 import { jsonBytes } from '../contracts/log-pages';
 import type { AssistantMessage, Usage } from '../contracts/messages';
-import { addUsage, spendOf, withCall, type Spend } from '../contracts/spend';
+import { addSpend, addUsage, maxSpend, NO_SPEND, sameSpend, spendOf, withCall, type Spend } from '../contracts/spend';
 import { CARRIED_OUTPUT_BYTES, type OutputSchema } from '../contracts/structured-output';
 import { modelChain, type ModelInForce } from './model-fallback';
+import { WORKFLOW_ERROR_TYPES } from '../contracts/errors';
+import { handedOffRefusal, type HandedOffTo } from '../contracts/handoffs';
 
 export type SessionStatus = SessionStateView['status'];
 export type SessionPhase = SessionStateView['phase'];
@@ -41,12 +43,17 @@ export class SessionState {
   #running: { turn: number; scope: CancellationScope } | undefined;
   #endRequested = false;
   #lastTurnFailed = false;
+  /** Where the conversation went, once a call handed it over (workflows/handoff.ts); the session ends after the turn. */
+  #handedOff: { to: HandedOffTo; reason?: string } | undefined;
   #phase: SessionPhase = 'idle';
   /** The step running now, or the last one. */
   #step = 0;
   #stepsTaken: number;
   #spend: Spend;
+  /** The sub-agents running now, by their call's id: the child's id and the whole spend it last signalled, counted in `spend` until its result is recorded. */
+  readonly #children = new Map<string, { workflowId: string; spend: Spend }>();
   #usage: Required<Usage>;
+  #spendListener: ((spend: Readonly<Spend>) => void) | undefined;
   #retryPolicy: SessionRetryPolicy | 'default';
   readonly #rememberedFrom: number;
   /** The session's model and its fallbacks, in the order a failing step tries them. */
@@ -64,7 +71,8 @@ export class SessionState {
       ...(carried?.outcomes ?? []).map((o) => [o.turn, o] as const),
       ...events.flatMap((e) => (e.type === 'turn/end' ? [[e.turn, outcomeOf(e)] as const] : [])),
     ]);
-    this.#nextTurn = Math.max(carried?.nextTurn ?? 1, Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1);
+    // A session handed a conversation answers its message under the turn number it had (contracts/handoffs.ts).
+    this.#nextTurn = Math.max(carried?.nextTurn ?? config.handoff?.turn ?? 1, Math.max(0, ...events.map((e) => ('turn' in e ? e.turn : 0))) + 1);
     this.#turnsRun = carried?.turnsRun ?? 0;
     // A fork's counts at its cut, only in its first run: a run it continued into was carried its own.
     const counted = carried ?? config.fork;
@@ -88,6 +96,24 @@ export class SessionState {
 
   status(): SessionStatus {
     return this.#running ? 'running' : this.#endRequested ? 'ended' : this.#lastTurnFailed ? 'failed' : 'idle';
+  }
+
+  /** Where the conversation went, when this session handed it over. */
+  get handedOffTo(): Readonly<{ to: HandedOffTo; reason?: string }> | undefined {
+    return this.#handedOff;
+  }
+
+  /**
+   * A call handed the conversation over to `to`: the session ends after this turn, and a
+   * message that waits for a later turn is never run here. Its `send` fails cancelled, naming
+   * the session that has the conversation, so the caller knows where to send it.
+   */
+  handedOff(to: HandedOffTo, reason: string | undefined): void {
+    this.#handedOff = { to, ...(reason ? { reason } : {}) };
+    this.#endRequested = true;
+    for (const queued of this.#queue.splice(0)) {
+      this.#outcomes.set(queued.turn, { turn: queued.turn, status: 'cancelled', failure: { type: WORKFLOW_ERROR_TYPES.cancelled, message: handedOffRefusal(to) } });
+    }
   }
 
   /** A message is queued or an end was asked for: the session has something to do. */
@@ -129,8 +155,11 @@ export class SessionState {
     return this.#stepsTaken;
   }
 
+  /** What the session spent: its own LLM calls, its sub-agents' recorded results, and what its running sub-agents have signalled so far. */
   get spend(): Readonly<Spend> {
-    return this.#spend;
+    let spend = this.#spend;
+    for (const live of this.#children.values()) spend = addSpend(spend, live.spend);
+    return spend;
   }
 
   get usage(): Readonly<Required<Usage>> {
@@ -243,6 +272,52 @@ export class SessionState {
   callMade(call: Pick<AssistantMessage, 'usage' | 'costUsd'>): void {
     this.#spend = withCall(this.#spend, call);
     this.#usage = addUsage(this.#usage, call.usage);
+    this.#spendChanged();
+  }
+
+  /** A sub-agent's call started its child session `workflowId`: what that child signals for `callId` counts from now on. */
+  childStarted(callId: string, workflowId: string): void {
+    this.#children.set(callId, { workflowId, spend: NO_SPEND });
+  }
+
+  /** `subAgentSpend`: a running child's whole spend so far; a call that is not running, or a signal from another workflow, is ignored (a late or stray signal). */
+  childSpent(callId: string, workflowId: string, spend: Spend): void {
+    const live = this.#children.get(callId);
+    if (live?.workflowId !== workflowId) return;
+    // Signals may arrive out of order; spend only grows, so an older, lower figure never lowers the count.
+    const grown = maxSpend(live.spend, spend);
+    if (sameSpend(grown, live.spend)) return;
+    this.#children.set(callId, { workflowId, spend: grown });
+    this.#spendChanged();
+  }
+
+  /** The whole spend a running child last signalled for `callId`: what compensation records for its call (the child did spend it). */
+  childSpend(callId: string): Spend | undefined {
+    return this.#children.get(callId)?.spend;
+  }
+
+  /** `listener` is told the session's whole spend each time it grows (an LLM call, a child's signal or result): a sub-agent's session tells its parent. */
+  onSpendChanged(listener: (spend: Readonly<Spend>) => void): void {
+    this.#spendListener = listener;
+  }
+
+  #spendChanged(): void {
+    this.#spendListener?.(this.spend);
+  }
+
+  /**
+   * A tool call's result was recorded. A sub-agent's carries the child's final spend, which
+   * takes the live figure's place; one without (the child never answered: its step was
+   * cancelled or failed) keeps the last figure signalled, as the child did spend it.
+   */
+  toolAnswered(callId: string, spend: Spend | undefined): void {
+    const live = this.#children.get(callId);
+    this.#children.delete(callId);
+    const counted = spend ?? live?.spend;
+    if (!counted) return;
+    this.#spend = addSpend(this.#spend, counted);
+    // The final figure may exceed the last one signalled; the live figure's removal alone changes nothing.
+    if (!live || !sameSpend(live.spend, counted)) this.#spendChanged();
   }
 
   turnEnded(outcome: TurnOutcome): void {

@@ -9,20 +9,26 @@ import { withAgentSettings } from '../contracts/agents/agent-record';
 import { setSessionHandlers } from './session-handlers';
 import { Session } from './session-run';
 import { publishStatus } from './session-state';
+import { runSubAgentSession } from './sub-agent-child';
 import { runTurn } from './turn';
+import { takeOverConversation } from './handoff';
 
 /**
  * An agent session: an append-only log, user messages in through the `send` Update, turns
  * run one at a time. It ends on `end` or after `idleTimeoutMs` without work, never while a
- * turn runs.
+ * turn runs; a sub-agent's session (input `parent`) when its one turn ends.
  */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
   const session = new Session(input, parseInput(input));
   upsertSearchAttributes([{ key: AgentModel, value: session.config.model }]);
   publishStatus(session.state);
   setSessionHandlers(session);
+  // A session handed a conversation answers its message first (./handoff.ts); its first run only.
+  if (session.config.handoff && !session.config.continued) takeOverConversation(session, session.config.handoff);
 
   try {
+    // A sub-agent's session runs its parent's task as its one turn, then ends.
+    if (session.config.parent) return await runSubAgentSession(session, session.config.parent);
     for (;;) {
       const move = await nextMove(session);
       switch (move.kind) {

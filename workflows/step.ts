@@ -47,7 +47,7 @@ export async function runStep(session: Session, turn: number, step: number, stop
     const spans = (toolSpans = new ToolSpans(scheduled));
     await runToolCalls(scheduled, {
       concurrency: session.config.toolConcurrency,
-      recordCall: (call) => append({ type: 'tool/call', turn, step, callId: call.id, name: call.name, input: call.input }),
+      recordCall: (call) => append({ type: 'tool/call', turn, step, callId: call.id, name: call.name, input: call.input, ...tools.recordedWith(turn, step, call) }),
       recordResult: (call, outcome) => {
         append({ type: 'tool/result', turn, step, callId: call.id, name: call.name, ...outcome });
         spans.result(call.id, call.name, outcome.code);
@@ -62,7 +62,9 @@ export async function runStep(session: Session, turn: number, step: number, stop
     return 'continue';
   } catch (error) {
     for (const result of tracker?.compensationResults() ?? []) {
-      append({ type: 'tool/result', turn, step, ...result });
+      // A sub-agent stopped mid-call did spend what it last signalled: recorded, so a replay or the next run counts it too.
+      const spend = state.childSpend(result.callId);
+      append({ type: 'tool/result', turn, step, ...result, ...(spend ? { spend: { ...spend } } : {}) });
       toolSpans?.result(result.callId, result.name, result.code);
     }
     const stopped = isCancellation(error) ? stoppedBy() : undefined;

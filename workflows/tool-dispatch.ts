@@ -3,6 +3,7 @@ import { isPayloadsTooLarge } from './failure';
 import type { ToolCall } from '../contracts/messages';
 import type { ScheduledCall } from './scheduler';
 import type { Session } from './session-run';
+import { SubAgentTools } from './sub-agents';
 import { repeatedCallOutcome } from './turn-guards';
 import { toolActivityOptions } from './tools/activity-options';
 import { waitsForApproval } from '../contracts/tools/approval-patterns';
@@ -16,8 +17,8 @@ const tools = proxyActivities<ToolActivities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-/** What the tool policy reads of its session: its settings, its MCP and custom tools and its log. */
-type ToolSession = Pick<Session, 'config' | 'workflowId' | 'mcpTools' | 'customTools' | 'log'>;
+/** What the tool policy reads of its session: its settings, its MCP and custom tools and its log; its state and budget for sub-agents. */
+type ToolSession = Pick<Session, 'config' | 'workflowId' | 'mcpTools' | 'customTools' | 'log' | 'state' | 'budget'>;
 
 /**
  * The session's tool policy: which calls are answered without running (repeats, invalid
@@ -27,10 +28,13 @@ type ToolSession = Pick<Session, 'config' | 'workflowId' | 'mcpTools' | 'customT
 export class ToolDispatch {
   readonly #session: ToolSession;
   readonly #enabledTools: readonly BuiltinTool[];
+  /** The session's sub-agents, called as child sessions (./sub-agents.ts). */
+  readonly #subAgents: SubAgentTools;
 
   constructor(session: ToolSession, enabledTools: readonly BuiltinTool[]) {
     this.#session = session;
     this.#enabledTools = enabledTools;
+    this.#subAgents = new SubAgentTools(session);
   }
 
   /**
@@ -47,11 +51,14 @@ export class ToolDispatch {
     const { config, mcpTools, customTools, log } = this.#session;
     const repeated = repeatedCallOutcome(log.events, call, config.maxRepeats);
     if (repeated) return { kind: 'answer', call, outcome: repeated };
-    const prepared = mcpTools.owns(call.name)
-      ? mcpTools.prepare(call)
-      : customTools.owns(call.name)
-        ? customTools.prepare(call)
-        : prepareToolCall(call, [...this.#enabledTools, ...mcpTools.definitions(), ...customTools.definitions()]);
+    const subAgents = this.#subAgents;
+    const prepared = subAgents.owns(call.name)
+      ? subAgents.prepare(call)
+      : mcpTools.owns(call.name)
+        ? mcpTools.prepare(call)
+        : customTools.owns(call.name)
+          ? customTools.prepare(call)
+          : prepareToolCall(call, [...this.#enabledTools, ...mcpTools.definitions(), ...customTools.definitions(), ...subAgents.definitions()]);
     if (prepared.kind === 'invalid') return { kind: 'answer', call, outcome: { code: 'error', content: prepared.content } };
     // A pattern that names a tool holds its calls in the read-only lane too (an MCP server's
     // `readOnlyHint` is its own word), and such a call runs as the operator took it: alone,
@@ -61,9 +68,23 @@ export class ToolDispatch {
     return { kind: 'dispatch', call: { ...call, input: prepared.input as ToolCall['input'] }, toolClass, needsApproval };
   }
 
-  /** Runs a prepared call's activity; a result above the payload limit becomes an error result the model reads. */
+  /** What a call's `tool/call` records beside the call: the child session a sub-agent's call starts; nothing for any other tool. */
+  recordedWith(turn: number, step: number, call: ToolCall): { child?: { workflowId: string; agent: string } } {
+    const child = this.#subAgents.childOf(turn, step, call);
+    return child ? { child } : {};
+  }
+
+  /**
+   * Runs a prepared call's activity (a sub-agent's call: its child session); a result above
+   * the payload limit becomes an error result the model reads.
+   */
   dispatch(turn: number, step: number, call: ToolCall, toolClass: ToolClass): Promise<ToolOutcome> {
-    const { config, workflowId, mcpTools, customTools } = this.#session;
+    const { config, workflowId, mcpTools, customTools, state } = this.#session;
+    // A call after the one that handed the conversation over is not this session's to run (./handoff.ts).
+    const handed = state.handedOffTo;
+    if (handed) return Promise.resolve({ code: 'error', content: `Not run: the conversation was handed to ${handed.to.agent} (session ${handed.to.workflowId}) before this call.` });
+    // Its outcome carries the child's spend and failure, which the step records with the result.
+    if (this.#subAgents.owns(call.name)) return keepWithinPayloadLimit(this.#subAgents.dispatch(turn, step, call));
     if (mcpTools.owns(call.name)) return keepWithinPayloadLimit(mcpTools.dispatch(step, call, toolClass));
     if (customTools.owns(call.name)) return keepWithinPayloadLimit(customTools.dispatch(workflowId, turn, step, call, toolClass));
     const tool = this.#enabledTools.find((t) => t.name === call.name);

@@ -5,6 +5,7 @@ import type { FailureSummary } from '../contracts/session-log';
 import type { Session } from './session-run';
 import { publishStatus, type QueuedMessage } from './session-state';
 import { runStep } from './step';
+import { handedOffAfterStep } from './handoff';
 import { statusChanged } from './status-sink';
 import { outputSpecOf, TurnOutput } from './turn-output';
 import { currentTraceContext, inSpan } from './trace-spans';
@@ -47,7 +48,11 @@ async function runSteps(session: Session, message: QueuedMessage, scope: Cancell
     const ended = await scope.run(async () => {
       for (let step = 1; step <= session.config.maxSteps; step++) {
         const stepEnded = await inSpan(`step ${step}`, { 'agent.turn': turn, 'agent.step': step }, currentTraceContext(), () => runStep(session, turn, step, stoppedBy));
-        if (stepEnded === 'continue') continue;
+        if (stepEnded === 'continue') {
+          // A call handed the conversation over (./handoff.ts): this turn ends with it.
+          if (handedOffAfterStep(session, turn, step)) return { reason: 'handoff' as const };
+          continue;
+        }
         if (!output) return { reason: 'answered' as const };
         const verdict = output.judge(stepEnded.answer, step === session.config.maxSteps);
         if (verdict.ok) return { reason: 'answered' as const, output: verdict.value };
@@ -56,7 +61,8 @@ async function runSteps(session: Session, message: QueuedMessage, scope: Cancell
       return { reason: 'step_limit' as const };
     });
     session.append({ type: 'turn/end', turn, status: 'completed', ...ended });
-    return { turn, status: 'completed', ...ended };
+    const handed = session.state.handedOffTo;
+    return { turn, status: 'completed', ...ended, ...(handed ? { handedOffTo: { ...handed.to } } : {}) };
   } catch (error) {
     const stopped = isCancellation(error) ? stoppedBy() : undefined;
     const failure = stopped ?? summarizeFailure(error);

@@ -28,12 +28,20 @@ export function createAgentActivities(agents: readonly AgentDefinition[]): Agent
 
 export function agentCatalogueOf(agents: readonly AgentDefinition[]): AgentCatalogue {
   const names = new Set<string>();
-  return agents.map((agent) => {
+  const catalogue = agents.map((agent) => {
     if (!Object.isFrozen(agent) || typeof agent.name !== 'string') throw new AgentDefinitionError(`worker agents: "${String((agent as Partial<AgentDefinition> | undefined)?.name)}" is not made by defineAgent`);
     if (names.has(agent.name)) throw new AgentDefinitionError(`worker agents: "${agent.name}" is defined twice`);
     names.add(agent.name);
     return entryOf(agent);
   });
+  // A sub-agent is started on this worker's task queue: one it does not define would fail every call of it, so the worker refuses to start.
+  for (const agent of agents) {
+    const missing = agent.agents.find((name) => !names.has(name));
+    if (missing !== undefined) throw new AgentDefinitionError(`worker agents: "${agent.name}" is offered agent "${missing}", which this worker does not define`);
+    const handedTo = agent.handoffs.find((name) => !names.has(name));
+    if (handedTo !== undefined) throw new AgentDefinitionError(`worker agents: "${agent.name}" may hand over to agent "${handedTo}", which this worker does not define`);
+  }
+  return catalogue;
 }
 
 function entryOf(agent: AgentDefinition): AgentCatalogueEntry {

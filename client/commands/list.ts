@@ -5,12 +5,13 @@ import { parseCommandArgs, parseWholeNumber, printJson, withClient, type Command
 
 export const listCommand: Command = {
   name: 'list',
-  synopsis: 'list [--status running|idle|failed|ended] [--limit N] [--json]',
+  synopsis: 'list [--status running|idle|failed|ended] [--parent ID] [--limit N] [--json]',
   summary:
     "Lists the sessions on this client's task queue (AGENT_TASK_QUEUE), open ones first, from Temporal's visibility store and the " +
-    'search attributes every session keeps up to date (AgentStatus, AgentModel, AgentStepCount, AgentCostUsd: COST is - before a priced call and for a model without a price). The UI filters on the same attributes.',
+    'search attributes every session keeps up to date (AgentStatus, AgentModel, AgentStepCount, AgentCostUsd: COST is - before a priced call and for a model without a price). The UI filters on the same attributes. ' +
+    "--parent ID lists only the sub-agents' sessions that session started (docs/sub-agents.md).",
   async run(argv, { env }) {
-    const { values } = parseCommandArgs(this, argv, { status: { type: 'string' }, limit: { type: 'string' } }, []);
+    const { values } = parseCommandArgs(this, argv, { status: { type: 'string' }, parent: { type: 'string' }, limit: { type: 'string' } }, []);
     let status: ListStatus | undefined;
     if (values.status !== undefined) {
       const parsed = ListStatusSchema.safeParse(values.status);
@@ -18,14 +19,16 @@ export const listCommand: Command = {
       status = parsed.data;
     }
     const limit = values.limit === undefined ? 20 : parseWholeNumber('--limit', values.limit, 1, 1000);
+    const parent = values.parent?.trim();
+    if (parent === '') throw new ConfigError('--parent needs a session id');
     return withClient(env, async (client) => {
-      const sessions = await listSessions(client, { taskQueue: env.AGENT_TASK_QUEUE, limit, ...(status ? { status } : {}) });
+      const sessions = await listSessions(client, { taskQueue: env.AGENT_TASK_QUEUE, limit, ...(status ? { status } : {}), ...(parent === undefined ? {} : { parent }) });
       if (values.json) {
         printJson(sessions);
         return 0;
       }
       if (sessions.length === 0) {
-        console.log(dim(`no ${status ?? ''} sessions on task queue ${env.AGENT_TASK_QUEUE}`.replace('  ', ' ')));
+        console.log(dim(`no ${status ?? ''} sessions on task queue ${env.AGENT_TASK_QUEUE}${parent === undefined ? '' : ` started by ${parent}`}`.replace('  ', ' ')));
         return 0;
       }
       const rows = [

@@ -29,6 +29,7 @@ export const runCommand: Command = {
         printJson(result);
         return 0;
       }
+      if (result.handedOffTo) console.error(yellow(`handed over to ${result.handedOffTo.agent}: session ${result.handedOffTo.workflowId}`));
       console.log(formatConversation(result.messages));
       if (result.output !== undefined) console.log(`\n${bold('output')}\n${formatOutput(result.output)}`);
       if (result.stopReason === 'refusal') console.log(red('the model refused to answer'));

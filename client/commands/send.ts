@@ -61,6 +61,11 @@ export const sendCommand: Command = {
           ...(outcome.output === undefined ? {} : { output: outcome.output }),
           messages: outcome.turn === undefined ? [] : turnMessages(events, outcome.turn),
         });
+      } else if (outcome.reason === 'handoff' && outcome.handedOffTo) {
+        // The log's `handed over to` line came with the events; the conversation goes on there.
+        const to = outcome.handedOffTo;
+        console.error(yellow(`handed over to ${to.agent}: session ${to.workflowId}`));
+        console.error(dim(`follow it with: npm run client -- watch ${to.workflowId}`));
       } else {
         // The turn's last line (`turn 2 completed`, or its failure) came with the log events.
         console.error(dim(`the whole log: npm run client -- log ${id}`));

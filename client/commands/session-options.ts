@@ -12,6 +12,7 @@ import { parseList, parseModel } from './command';
 import { AgentNameSchema } from '../../contracts/agents/agent-record';
 import { ModelRefSchema } from '../../contracts/model-ref';
 import { OUTPUT_RETRIES } from '../../contracts/structured-output';
+import { AGENT_DEPTH } from '../../contracts/sub-agents';
 import { readOutputSchemaFile } from '../output-schema-file';
 
 /**
@@ -147,12 +148,33 @@ function agentName(text: string): string {
   return parsed.data;
 }
 
+/** `--agents researcher,billing`: agent names, each once; the worker refuses one it does not serve when the session lists its tools. */
+function subAgentNames(text: string) {
+  if (splitList(text).length === 0) throw new ConfigError('--agents needs a comma-separated list of agent names, e.g. --agents researcher,billing');
+  const names = distinct('--agents', text).map((name) => {
+    const parsed = AgentNameSchema.safeParse(name);
+    if (!parsed.success) throw new ConfigError(`--agents: bad agent name ${JSON.stringify(name)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    return parsed.data;
+  });
+  return checked('agents', names, (why) => `--agents ${why}`);
+}
+
 /** Every flag of a session, in the order the help lists them. */
 export const SESSION_FLAGS = {
   agent: text(
     '--agent NAME',
     "one of the worker's agents (agent agents lists them): its model, prompt, tools and settings, each flag given here winning over the agent's; the environment's defaults (AGENT_MODEL, …) then do not apply (default: none)",
     (v) => ({ agent: agentName(v) }),
+  ),
+  agents: text(
+    '--agents NAME,…',
+    "the worker's agents the model may call as tools, agent__NAME: a call runs that agent on its task as a child session and answers with its result and spend; see docs/sub-agents.md (default: none, or the agent's)",
+    (v) => ({ agents: subAgentNames(v) }),
+  ),
+  'max-agent-depth': text(
+    '--max-agent-depth N',
+    `how deep a tree of agents under this session may go, ${AGENT_DEPTH.min} to ${AGENT_DEPTH.max}: a call that would go deeper is answered with an error (default ${AGENT_DEPTH.default})`,
+    (v) => ({ maxAgentDepth: checked('maxAgentDepth', numberOf(v), () => `--max-agent-depth must be a whole number from ${AGENT_DEPTH.min} to ${AGENT_DEPTH.max}, got ${JSON.stringify(v)}`) }),
   ),
   model: text('--model provider:model', 'the model (default AGENT_MODEL, else anthropic:claude-sonnet-4-5)', (v) => ({ model: parseModel(v) })),
   fallback: text(

@@ -9,6 +9,7 @@ export const watchCommand: Command = {
   summary:
     'Follows a session live: the current step, text as it streams, tool calls running and done, retries ("retrying in 12 s (attempt 3/11): overloaded") and calls waiting for approval. ' +
     'A compaction shows as "turn N · compact · T1 → T2 tokens (through event S)"; a session whose model has no known context window is said once not to compact. ' +
+    'A step waiting on a sub-agent follows into its child session: "researcher · step 3/20 · llm … · retrying in 4 s (attempt 2/11): overloaded" (docs/sub-agents.md). ' +
     'Ends when the session ends, or with --until-idle when no turn runs or waits; Ctrl-C stops watching (the session goes on). --json prints one object per line.',
   async run(argv, { env, signal }) {
     const { values, positionals } = parseCommandArgs(this, argv, { 'until-idle': { type: 'boolean', default: false } }, ['<id>']);

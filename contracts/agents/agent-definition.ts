@@ -17,7 +17,7 @@ import { OutputSchemaConversionError, outputSchemaOfZod } from '../zod-output-sc
  */
 
 /** The settings an agent may give besides its model, prompt and tools: every one a session's input takes. */
-const AgentSettingsSchema = SessionInputSchema.omit({ model: true, system: true, tools: true, mcp: true, customTools: true, continued: true, fork: true, agent: true, agents: true, parent: true }).partial();
+const AgentSettingsSchema = SessionInputSchema.omit({ model: true, system: true, tools: true, mcp: true, customTools: true, continued: true, fork: true, agent: true, agents: true, parent: true, handoffs: true, handoff: true }).partial();
 export type AgentSettings = Partial<z.input<typeof AgentSettingsSchema>>;
 
 export interface AgentConfig<S extends z.ZodType = z.ZodType> {
@@ -31,6 +31,16 @@ export interface AgentConfig<S extends z.ZodType = z.ZodType> {
   tools?: readonly (BuiltinToolName | CustomTool)[];
   /** MCP servers of the worker's MCP file whose tools the agent is offered. */
   mcp?: readonly string[];
+  /**
+   * Agents of the same worker this one is offered as tools, `agent__<name>` (docs/sub-agents.md):
+   * a call runs the named agent as a child session. None when absent.
+   */
+  agents?: readonly string[];
+  /**
+   * Agents of the same worker this one may hand the conversation over to, `handoff__<name>`
+   * (docs/sub-agents.md#handing-the-conversation-over). None when absent.
+   */
+  handoffs?: readonly string[];
   settings?: AgentSettings;
   /**
    * What every turn's answer must be (docs/structured-output.md): a zod object schema,
@@ -49,6 +59,10 @@ export interface AgentDefinition<S extends z.ZodType = z.ZodType> {
   readonly builtinTools?: readonly BuiltinToolName[];
   readonly customTools: readonly CustomTool[];
   readonly mcp: readonly string[];
+  /** The worker's agents it is offered as tools; the worker refuses to start when one of them it does not define. */
+  readonly agents: readonly string[];
+  /** The worker's agents it may hand the conversation over to; the worker refuses to start when one of them it does not define. */
+  readonly handoffs: readonly string[];
   readonly settings: Readonly<AgentSettings>;
   /** The zod schema of its answers, as given; its JSON Schema is `settings.outputSchema`. */
   readonly output?: S;
@@ -80,6 +94,14 @@ export function defineAgent<S extends z.ZodType = z.ZodType>(config: AgentConfig
   mcp.forEach((server) => checked('mcp:', McpServerNameSchema, server));
   const twice = mcp.find((server, i) => mcp.indexOf(server) !== i);
   if (twice !== undefined) throw refuse('mcp:', `names ${twice} twice`);
+  const agents = [...(config.agents ?? [])];
+  agents.forEach((agent) => checked('agents:', AgentNameSchema, agent));
+  const again = agents.find((agent, i) => agents.indexOf(agent) !== i);
+  if (again !== undefined) throw refuse('agents:', `names ${again} twice`);
+  const handoffs = [...(config.handoffs ?? [])];
+  handoffs.forEach((agent) => checked('handoffs:', AgentNameSchema, agent));
+  const doubled = handoffs.find((agent, i) => handoffs.indexOf(agent) !== i);
+  if (doubled !== undefined) throw refuse('handoffs:', `names ${doubled} twice`);
   checked('settings:', AgentSettingsSchema.strict(), config.settings ?? {});
   const outputSchema = config.output === undefined ? undefined : outputSchemaOf(config.output, refuse);
   if (outputSchema && config.settings?.outputSchema !== undefined) throw refuse('output:', 'and settings.outputSchema both give the answer\'s schema; give one of them');
@@ -91,6 +113,8 @@ export function defineAgent<S extends z.ZodType = z.ZodType>(config: AgentConfig
     ...(builtinTools ? { builtinTools: Object.freeze(builtinTools) } : {}),
     customTools: Object.freeze(customTools),
     mcp: Object.freeze(mcp),
+    agents: Object.freeze(agents),
+    handoffs: Object.freeze(handoffs),
     settings: Object.freeze({ ...config.settings, ...(outputSchema ? { outputSchema } : {}) }),
     ...(config.output === undefined ? {} : { output: config.output }),
   });
@@ -136,6 +160,8 @@ export function agentSessionSettings(agent: AgentDefinition): Record<string, unk
     ...(agent.system === undefined ? {} : { system: agent.system }),
     ...(agent.builtinTools ? { tools: [...agent.builtinTools] } : {}),
     ...(agent.mcp.length > 0 ? { mcp: [...agent.mcp] } : {}),
+    ...(agent.agents.length > 0 ? { agents: [...agent.agents] } : {}),
+    ...(agent.handoffs.length > 0 ? { handoffs: [...agent.handoffs] } : {}),
     ...(agent.customTools.length > 0 ? { customTools: agent.customTools.map((tool) => tool.name) } : {}),
   };
 }

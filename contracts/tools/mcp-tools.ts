@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_EVENT_LIST_ENTRIES, type ToolSpec } from '../messages';
 import { latestCustomToolOffer } from './custom-tool-offer';
 import { latestSubAgentOffer, SUB_AGENT_INPUT_JSON_SCHEMA } from '../sub-agents';
+import { HANDOFF_INPUT_JSON_SCHEMA } from '../handoffs';
 import type { ToolOutcome } from './tool-outcome';
 import type { ToolClass } from './tool-definition';
 
@@ -89,6 +90,7 @@ export function latestMcpToolList(events: readonly { type: string }[]): McpToolL
 /** The specs the provider request lists: the built-in tools, then the MCP, the custom tools and the sub-agents recorded among `events`. */
 export function withMcpToolSpecs(builtin: readonly ToolSpec[], events: readonly { type: string }[]): ToolSpec[] {
   const listed = [...(latestMcpToolList(events)?.tools ?? []), ...(latestCustomToolOffer(events) ?? [])];
-  const agents = (latestSubAgentOffer(events) ?? []).map((a) => ({ name: a.name, description: a.description, inputSchema: SUB_AGENT_INPUT_JSON_SCHEMA }));
+  // A handoff's offer (contracts/handoffs.ts) takes a reason, a sub-agent's a task.
+  const agents = (latestSubAgentOffer(events) ?? []).map((a) => ({ name: a.name, description: a.description, inputSchema: a.kind === 'handoff' ? HANDOFF_INPUT_JSON_SCHEMA : SUB_AGENT_INPUT_JSON_SCHEMA }));
   return [...builtin, ...listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })), ...agents];
 }

@@ -20,7 +20,7 @@ function given<K extends keyof typeof SessionInputSchema.shape>(name: K) {
 }
 
 /** Settings a key limited to named agents may not give: they change what the agent is, or what it may do. */
-export const AGENT_DEFINING_SETTINGS = ['model', 'fallbacks', 'system', 'tools', 'mcp', 'customTools', 'approvalRequired', 'approvalTimeoutMs'] as const;
+export const AGENT_DEFINING_SETTINGS = ['model', 'fallbacks', 'system', 'tools', 'mcp', 'customTools', 'agents', 'approvalRequired', 'approvalTimeoutMs'] as const;
 
 export const SessionIdSchema = z.string().min(1).max(1_000).openapi({ param: { name: 'id', in: 'path' }, example: 'session-3f1c9a2e' });
 export const SessionParamsSchema = z.object({ id: SessionIdSchema });
@@ -42,6 +42,8 @@ export const CreateSessionSchema = z
     tools: given('tools'),
     mcp: given('mcp'),
     customTools: given('customTools'),
+    agents: given('agents').openapi({ description: "The worker's agents the model may call as tools, `agent__<name>`, each call a child session (docs/sub-agents.md)." }),
+    maxAgentDepth: given('maxAgentDepth'),
     maxSteps: given('maxSteps'),
     maxTokens: given('maxTokens'),
     toolConcurrency: given('toolConcurrency'),
@@ -107,7 +109,7 @@ export const SessionStateSchema = z
     runId: z.string(),
     status: z.string(),
     closedAt: z.string().optional(),
-    endedBy: z.enum(['request', 'idle_timeout']).optional(),
+    endedBy: z.enum(['request', 'idle_timeout', 'handoff']).optional(),
     model: z.string().nullable(),
     modelInForce: z.string().optional().openapi({ description: 'The fallback answering the session now, when a step switched to one (docs/fallback.md); absent on the first model.' }),
     agent: z.string().optional(),

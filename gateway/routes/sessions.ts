@@ -191,7 +191,8 @@ export const sessionRoutes: RouteModule = (app, ctx) => {
       if (wait) {
         const fromSeq = (await handle.query(stateQuery)).events;
         const result = await sendAndWait(handle, text, options);
-        const events = await readSessionLog(client.workflow, id, { fromSeq });
+        // A turn that handed the conversation over was answered by the session it went to, whose log holds that turn.
+        const events = await readSessionLog(client.workflow, result.answeredBy ?? id, { fromSeq: result.answeredBy ? 0 : fromSeq });
         const messages = result.turn === undefined ? [] : turnMessages(events, result.turn);
         return c.json({ ...result, messages: messages as unknown as Record<string, unknown>[] }, 200);
       }

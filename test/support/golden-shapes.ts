@@ -32,6 +32,9 @@ export const GOLDEN_SHAPES = [
   'approval-read-only-named',
   'eleven-steps-default-limit',
   'repaired-turn',
+  'sub-agent',
+  'sub-agent-child',
+  'handoff',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
-import { MCP_ERROR_TYPES } from '../../contracts/errors';
+import { MCP_ERROR_TYPES, TOOL_ERROR_TYPES } from '../../contracts/errors';
 import { isCancellation, summarizeFailure } from '../failure';
 import type { ToolCall } from '../../contracts/messages';
 import type { NewSessionEvent, SessionEvent } from '../../contracts/session-log';
@@ -9,6 +9,7 @@ import type { CustomSessionTools } from './custom-session';
 import { latestMcpToolList, MCP_ARGUMENTS_MAX_CHARS, type McpActivities, type McpTool, type McpToolList } from '../../contracts/tools/mcp-tools';
 import { prepareToolCall, type PreparedToolCall } from '../../contracts/tools/registry';
 import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
+import type { SubAgentActivities, SubAgentOffer } from '../../contracts/sub-agents';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 
 /** Past the server's own `timeoutMs` (which ends the request with an MCP cancellation), so that limit is the one that speaks. */
@@ -22,6 +23,10 @@ const listing = proxyActivities<McpActivities>({
   heartbeatTimeout: MCP_HEARTBEAT_MS,
   retry: { ...READ_ONLY_TOOL_RETRY, nonRetryableErrorTypes: [...READ_ONLY_TOOL_RETRY.nonRetryableErrorTypes, MCP_ERROR_TYPES.unknownServer, MCP_ERROR_TYPES.nameClash] },
 });
+const agentListing = proxyActivities<SubAgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { ...READ_ONLY_TOOL_RETRY, nonRetryableErrorTypes: [...READ_ONLY_TOOL_RETRY.nonRetryableErrorTypes, TOOL_ERROR_TYPES.unknownAgent] },
+});
 const calls = proxyActivities<McpActivities>({
   startToCloseTimeout: '1 minute',
   // The turn ends only once the server has been told to stop, as with the built-in tools.
@@ -33,20 +38,35 @@ const calls = proxyActivities<McpActivities>({
  * (`tools/listed`), then read from the log only, so replays, retries and forks offer and
  * dispatch exactly the recorded tools. Listing again happens only on `refreshTools`. The
  * event holds the session's custom tools too (`custom`, ./custom-session.ts), so they are
- * listed, recorded, carried and refreshed together: the newest list is the whole offer.
+ * listed, recorded, carried and refreshed together: the newest list is the whole offer. So do
+ * the session's sub-agents (`agents`, its `agents` field, ../sub-agents.ts).
  */
 export class McpSessionTools {
   readonly #servers: readonly string[];
   readonly #custom: CustomSessionTools;
   readonly #events: () => readonly SessionEvent[];
   readonly #append: (event: NewSessionEvent) => void;
+  readonly #agents: readonly string[];
+  readonly #handoffs: readonly string[];
+  /** A session handed a conversation lists its own tools before its first call, whatever list it was carried (../handoff.ts). */
+  #mustList: boolean;
   #built: { list: McpToolList | undefined; byName: Map<string, RecordedTool> } = { list: undefined, byName: new Map() };
 
-  constructor(servers: readonly string[], custom: CustomSessionTools, events: () => readonly SessionEvent[], append: (event: NewSessionEvent) => void) {
+  constructor(
+    servers: readonly string[],
+    custom: CustomSessionTools,
+    events: () => readonly SessionEvent[],
+    append: (event: NewSessionEvent) => void,
+    agents: readonly string[] = [],
+    { handoffs = [], mustList = false }: { handoffs?: readonly string[]; mustList?: boolean } = {},
+  ) {
     this.#servers = servers;
     this.#custom = custom;
     this.#events = events;
     this.#append = append;
+    this.#agents = agents;
+    this.#handoffs = handoffs;
+    this.#mustList = mustList;
   }
 
   get servers(): readonly string[] {
@@ -61,22 +81,40 @@ export class McpSessionTools {
     return this.#unlisted() ? this.refresh().then(() => undefined) : undefined;
   }
 
-  /** The session has servers or custom tools, and no list of them is in the log yet. */
+  /** Whether the session's input names any sub-agent or handoff. */
+  get agentsOffered(): boolean {
+    return this.#agents.length > 0 || this.#handoffs.length > 0;
+  }
+
+  /** Whether the session has anything to list: servers, custom tools, sub-agents or handoffs. */
+  get offersTools(): boolean {
+    return this.#servers.length > 0 || this.#custom.offered || this.agentsOffered;
+  }
+
+  /** The session has servers, custom tools or sub-agents, and no list of them is in the log yet. */
   #unlisted(): boolean {
-    return (this.#servers.length > 0 || this.#custom.offered) && latestMcpToolList(this.#events()) === undefined;
+    return this.offersTools && (this.#mustList || latestMcpToolList(this.#events()) === undefined);
   }
 
   /** Lists the servers' tools (and the custom ones) now and records the list; calls from here on use it. */
   async refresh(): Promise<McpToolList> {
     // A session with custom tools and no server lists no server; one with neither has always
-    // listed the empty set on `refreshTools`, which its history records.
-    const list = this.#servers.length > 0 || !this.#custom.offered ? await listed(listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }])) : { servers: [], tools: [] };
+    // listed the empty set on `refreshTools`, which its history records; sub-agents count as custom tools here.
+    const list = this.#servers.length > 0 || !(this.#custom.offered || this.agentsOffered) ? await listed(listing.listMcpTools.executeWithOptions({ summary: `mcp tools of ${this.#servers.join(', ')}` }, [{ servers: [...this.#servers] }])) : { servers: [], tools: [] };
     const custom = this.#custom.offered ? await listed(this.#custom.list()) : undefined;
+    const agents = this.agentsOffered ? await listed(this.#listAgents()) : undefined;
     const events = this.#events();
     // The last event naming a turn: a run that continued as new may hold no turn/start yet.
     const turn = [...events].reverse().find((e) => 'turn' in e)?.turn ?? 0;
-    this.#append({ type: 'tools/listed', turn, ...list, ...(custom ? { custom } : {}) });
+    this.#append({ type: 'tools/listed', turn, ...list, ...(custom ? { custom } : {}), ...(agents ? { agents } : {}) });
+    this.#mustList = false;
     return list;
+  }
+
+  /** The worker's offer of the named agents, to be recorded; a name it does not define fails the listing (`unknown_agent`). */
+  #listAgents(): Promise<SubAgentOffer[]> {
+    const handoffs = this.#handoffs.length > 0 ? { handoffs: [...this.#handoffs] } : {};
+    return agentListing.listSubAgents.executeWithOptions({ summary: `agents ${[...this.#agents, ...this.#handoffs].join(', ')}` }, [{ names: [...this.#agents], ...handoffs }]);
   }
 
   /** The recorded tools as tool definitions, classified like the built-in ones; their arguments are only checked to be a bounded object. */
