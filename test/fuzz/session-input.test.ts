@@ -109,6 +109,20 @@ const FIELDS: Record<string, { valid: fc.Arbitrary<unknown>; bad: fc.Arbitrary<u
     valid: fc.array(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/), { maxLength: 3 }),
     bad: fc.oneof(notAnArray, fc.array(fc.oneof(fc.constantFrom('', '-x', 'a b', 'x'.repeat(65), 'ü'), notAString), { minLength: 1, maxLength: 3 })),
   },
+  handoffs: {
+    valid: fc.array(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/), { maxLength: 3 }),
+    bad: fc.oneof(notAnArray, fc.array(fc.oneof(fc.constantFrom('', '-x', 'a b', 'x'.repeat(65), 'ü'), notAString), { minLength: 1, maxLength: 3 })),
+  },
+  handoff: {
+    valid: fc.record({
+      fromWorkflowId: fc.constant('the-front-desk'),
+      fromAgent: fc.constant('front-desk'),
+      chain: fc.constant(['front-desk']),
+      turn: fc.integer({ min: 1, max: 5 }),
+      text: fc.string({ minLength: 1, maxLength: 40 }),
+    }),
+    bad: fc.oneof(notAnObject, fc.constant({}), fc.constant({ fromWorkflowId: '', fromAgent: 'front-desk', turn: 0, text: '' }), fc.constant({ fromWorkflowId: 'f', fromAgent: 'front-desk', turn: 1, text: 'hi', reason: ' ' })),
+  },
   maxAgentDepth: { valid: fc.integer(AGENT_DEPTH), bad: badInteger(AGENT_DEPTH.min, AGENT_DEPTH.max) },
   parent: {
     valid: fc.record({
