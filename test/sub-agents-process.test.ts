@@ -19,6 +19,7 @@ import type { SessionEvent } from '../contracts/session-log';
 import { tokensOf } from '../contracts/spend';
 import { agentToolName, subAgentWorkflowId } from '../contracts/sub-agents';
 import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
+import { startLocalGateway } from '../harness/gateway';
 import { PROJECT_ROOT } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';
 import type { WorkerProcess } from '../harness/worker-process';
@@ -202,6 +203,48 @@ describe('a handoff, on real worker processes', () => {
     const target = client.workflow.getHandle(targetId);
     expect((await target.describe()).status.name).toBe('RUNNING');
     await target.terminate('test done');
+  });
+});
+
+describe('a handoff through the gateway', () => {
+  it("answers a waited message with the turn of the session the conversation went to, which takes the next message; a key limited to other agents may not use it", async () => {
+    const gw = await startLocalGateway({ address: devServerAddress(), namespace: devServerNamespace(), taskQueue: queue, keys: { admin: { agents: '*' }, planners: { agents: ['planner'] } } });
+    try {
+      const post = async (p: string, json: unknown, key = 'admin') => {
+        const response = await gw.request(p, { method: 'POST', json, key: gw.secrets[key] ?? '' });
+        const text = await response.text();
+        return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
+      };
+      const model = 'parent-handoff-gateway';
+      llm.script(model, { kind: 'tool_calls', calls: [call('gateway_handoff', 'handoff__researcher', { reason: 'research' })] });
+      llm.script(subAgentModel('researcher'), { kind: 'text', text: 'The researcher answers through the gateway.' }, { kind: 'text', text: 'And the next one too.' });
+      const created = await post('/v1/sessions', { model: `anthropic:${model}`, handoffs: ['researcher'] });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const sessionId = String(created.body.sessionId);
+
+      const answered = await post(`/v1/sessions/${encodeURIComponent(sessionId)}/messages`, { text: 'research this', wait: true });
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+      const targetId = String(answered.body.answeredBy);
+      expect(targetId.startsWith(`${sessionId}/handoff/researcher/1.1-`)).toBe(true);
+      expect(answered.body).toMatchObject({ status: 'completed', turn: 1, handedOffTo: { workflowId: targetId, agent: 'researcher' } });
+      // The turn's messages are the answering session's: the user's message and the researcher's answer.
+      expect(JSON.stringify(answered.body.messages)).toContain('The researcher answers through the gateway.');
+
+      const next = await post(`/v1/sessions/${encodeURIComponent(targetId)}/messages`, { text: 'and this', wait: true });
+      expect(next.body).toMatchObject({ status: 'completed', turn: 2 });
+      expect(JSON.stringify(next.body.messages)).toContain('And the next one too.');
+      expect((await post(`/v1/sessions/${encodeURIComponent(targetId)}/messages`, { text: 'me too' }, 'planners')).status).toBe(403);
+      // The sessions it started, as `list --parent` lists them (visibility lags its writes a little).
+      const listed = await eventually('the gateway to list the session the conversation went to', async () => {
+        const response = await gw.request(`/v1/sessions?parent=${encodeURIComponent(sessionId)}`, { key: gw.secrets.admin ?? '' });
+        const { sessions } = (await response.json()) as { sessions: { sessionId: string }[] };
+        return sessions.length > 0 ? sessions : undefined;
+      });
+      expect(listed.map((s) => s.sessionId)).toEqual([targetId]);
+      await client.workflow.getHandle(targetId).terminate('test done');
+    } finally {
+      await gw.close();
+    }
   });
 });
 

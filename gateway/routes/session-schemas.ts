@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ApprovalDecisionSchema, SendMessageSchema, SessionInputSchema, TurnOutcomeSchema } from '../../contracts/api';
 import { AgentNameSchema } from '../../contracts/agents/agent-record';
+import { HandedOffToSchema } from '../../contracts/handoffs';
 import { BudgetSchema, BudgetUpdateSchema } from '../../contracts/budget';
 import { RetryPolicySchema, SessionRetryPolicySchema } from '../../contracts/retry-policy';
 import { FailureSummarySchema, SessionEventSchema } from '../../contracts/session-log';
@@ -20,7 +21,7 @@ function given<K extends keyof typeof SessionInputSchema.shape>(name: K) {
 }
 
 /** Settings a key limited to named agents may not give: they change what the agent is, or what it may do. */
-export const AGENT_DEFINING_SETTINGS = ['model', 'fallbacks', 'system', 'tools', 'mcp', 'customTools', 'agents', 'approvalRequired', 'approvalTimeoutMs'] as const;
+export const AGENT_DEFINING_SETTINGS = ['model', 'fallbacks', 'system', 'tools', 'mcp', 'customTools', 'agents', 'handoffs', 'approvalRequired', 'approvalTimeoutMs'] as const;
 
 export const SessionIdSchema = z.string().min(1).max(1_000).openapi({ param: { name: 'id', in: 'path' }, example: 'session-3f1c9a2e' });
 export const SessionParamsSchema = z.object({ id: SessionIdSchema });
@@ -43,6 +44,7 @@ export const CreateSessionSchema = z
     mcp: given('mcp'),
     customTools: given('customTools'),
     agents: given('agents').openapi({ description: "The worker's agents the model may call as tools, `agent__<name>`, each call a child session (docs/sub-agents.md)." }),
+    handoffs: given('handoffs').openapi({ description: "The worker's agents the model may hand the conversation over to, `handoff__<name>`; a message whose turn hands over is answered by the session it went to (docs/sub-agents.md)." }),
     maxAgentDepth: given('maxAgentDepth'),
     maxSteps: given('maxSteps'),
     maxTokens: given('maxTokens'),
@@ -83,6 +85,7 @@ export const ListQuerySchema = z.object({
   // The CLI's own schema words its refusal for --status; this one names the query field instead.
   status: z.enum(ListStatusSchema.options).optional(),
   agent: AgentNameSchema.optional(),
+  parent: z.string().min(1).max(1_000).optional().openapi({ description: 'Only the sessions this session started: its sub-agents and the sessions it handed over to (docs/sub-agents.md).' }),
   limit: z.coerce.number().int().min(1).max(1_000).default(20),
 });
 
@@ -162,6 +165,10 @@ export const TurnResultSchema = z
     reason: TurnOutcomeSchema.shape.reason,
     failure: FailureSummarySchema.optional(),
     output: z.unknown().optional(),
+    /** The turn handed the conversation over: the session that has it now, where the next message goes. */
+    handedOffTo: HandedOffToSchema.optional(),
+    /** The session that answered this message, when the turn handed over (its log holds `messages`). */
+    answeredBy: z.string().optional(),
     /** The turn's conversation: its user message, the assistant's messages and the tool results. */
     messages: z.array(z.record(z.string(), z.unknown())),
   })

@@ -111,9 +111,9 @@ export const sessionRoutes: RouteModule = (app, ctx) => {
       responses: { 200: json(z.object({ sessions: z.array(SessionSummarySchema) }), 'the sessions this key may use'), ...errors(400) },
     }),
     async (c) => {
-      const { status, agent, limit } = c.req.valid('query');
+      const { status, agent, parent, limit } = c.req.valid('query');
       const key = c.get('key');
-      const listed = await listSessions(client, { taskQueue: env.AGENT_TASK_QUEUE, limit, ...(status ? { status } : {}) });
+      const listed = await listSessions(client, { taskQueue: env.AGENT_TASK_QUEUE, limit, ...(status ? { status } : {}), ...(parent === undefined ? {} : { parent }) });
       // Only a key that may use every session, asked for no agent, needs no session's agent.
       const needsAgents = key.agents !== '*' || agent !== undefined;
       const withAgents = await Promise.all(listed.map(async (s) => ({ s, agent: needsAgents ? await agentOrUnknown(ctx, s.workflowId) : undefined })));
