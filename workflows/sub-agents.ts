@@ -23,6 +23,7 @@ import { isCancellation, summarizeFailure } from './failure';
 import { handOff, handoffTargetOf, prepareHandoff } from './handoff';
 import { HandoffCallInputSchema } from '../contracts/handoffs';
 import type { Session } from './session-run';
+import { RecordedOffer } from './tools/recorded-offer';
 import type { agentSession } from './session';
 
 /** What the sub-agents read of their session: its settings, id, log, state and budget. */
@@ -45,7 +46,7 @@ const ID_KEY_DIGITS = 12;
  */
 export class SubAgentTools {
   readonly #session: SubAgentSession;
-  #built: { offer: SubAgentOffer[] | undefined; byName: Map<string, RecordedAgent> } = { offer: undefined, byName: new Map() };
+  readonly #recordedOffer: RecordedOffer<SubAgentOffer, RecordedAgent>;
 
   /** The session offers agents or handoffs, so its log may record an offer. */
   readonly #offers: boolean;
@@ -53,14 +54,16 @@ export class SubAgentTools {
   constructor(session: SubAgentSession) {
     this.#session = session;
     this.#offers = (session.config.agents ?? []).length > 0 || (session.config.handoffs ?? []).length > 0;
+    // A session offered neither agents nor handoffs has no offer in its log: no scan per call.
+    this.#recordedOffer = new RecordedOffer(() => (this.#offers ? latestSubAgentOffer(session.log.events) : undefined), recordedAgent);
   }
 
   definitions(): AnyToolDefinition[] {
-    return [...this.#recorded().values()].map((entry) => entry.definition);
+    return this.#recordedOffer.definitions();
   }
 
   owns(name: string): boolean {
-    return this.#recorded().has(name);
+    return this.#recordedOffer.owns(name);
   }
 
   /** The call's input checked; a call of an agent already in this chain (a cycle), or one past the depth limit, is refused at once. */
@@ -190,11 +193,7 @@ export class SubAgentTools {
   }
 
   #recorded(): Map<string, RecordedAgent> {
-    // A session offered neither agents nor handoffs has no offer in its log: no scan per call.
-    if (!this.#offers) return this.#built.byName;
-    const offer = latestSubAgentOffer(this.#session.log.events);
-    if (offer !== this.#built.offer) this.#built = { offer, byName: new Map((offer ?? []).map((agent) => [agent.name, recordedAgent(agent)])) };
-    return this.#built.byName;
+    return this.#recordedOffer.byName();
   }
 }
 

@@ -6,6 +6,7 @@ import { latestCustomToolOffer, type CustomToolActivities, type CustomToolLaneDe
 import { positionIdempotencyKey } from '../../contracts/tools/idempotency-key';
 import { prepareToolCall, type PreparedToolCall } from '../../contracts/tools/registry';
 import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
+import { RecordedOffer } from './recorded-offer';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
 import { READ_ONLY_TOOL_RETRY, toolActivityOptions } from './activity-options';
 import { BoundedArguments } from './mcp-session';
@@ -36,13 +37,14 @@ const lanes = proxyLocalActivities<CustomToolActivities>({
 export class CustomSessionTools {
   readonly #names: readonly string[];
   readonly #events: () => readonly SessionEvent[];
-  #built: { offer: CustomToolOffer[] | undefined; byName: Map<string, RecordedTool> } = { offer: undefined, byName: new Map() };
+  readonly #recordedOffer: RecordedOffer<CustomToolOffer, RecordedTool>;
   /** The lanes the worker decided for the current step's `by_input` calls, by call id. */
   #decided = new Map<string, CustomToolLaneDecision>();
 
   constructor(names: readonly string[], events: () => readonly SessionEvent[]) {
     this.#names = names;
     this.#events = events;
+    this.#recordedOffer = new RecordedOffer(() => latestCustomToolOffer(this.#events()), recordedTool);
   }
 
   /** Whether the session's input names any custom tool. */
@@ -56,11 +58,11 @@ export class CustomSessionTools {
   }
 
   definitions(): AnyToolDefinition[] {
-    return [...this.#recorded().values()].map((entry) => entry.definition);
+    return this.#recordedOffer.definitions();
   }
 
   owns(name: string): boolean {
-    return this.#recorded().has(name);
+    return this.#recordedOffer.owns(name);
   }
 
   /**
@@ -110,9 +112,7 @@ export class CustomSessionTools {
   }
 
   #recorded(): Map<string, RecordedTool> {
-    const offer = latestCustomToolOffer(this.#events());
-    if (offer !== this.#built.offer) this.#built = { offer, byName: new Map((offer ?? []).map((tool) => [tool.name, recordedTool(tool)])) };
-    return this.#built.byName;
+    return this.#recordedOffer.byName();
   }
 }
 

@@ -11,6 +11,7 @@ import { prepareToolCall, type PreparedToolCall } from '../../contracts/tools/re
 import type { AnyToolDefinition, ToolClass } from '../../contracts/tools/tool-definition';
 import type { SubAgentActivities, SubAgentOffer } from '../../contracts/sub-agents';
 import type { ToolOutcome } from '../../contracts/tools/tool-outcome';
+import { RecordedOffer } from './recorded-offer';
 
 /** Past the server's own `timeoutMs` (which ends the request with an MCP cancellation), so that limit is the one that speaks. */
 const ACTIVITY_MARGIN_MS = 10_000;
@@ -50,7 +51,7 @@ export class McpSessionTools {
   readonly #handoffs: readonly string[];
   /** A session handed a conversation lists its own tools before its first call, whatever list it was carried (../handoff.ts). */
   #mustList: boolean;
-  #built: { list: McpToolList | undefined; byName: Map<string, RecordedTool> } = { list: undefined, byName: new Map() };
+  readonly #recordedOffer = new RecordedOffer(() => latestMcpToolList(this.#events())?.tools, recordedTool);
 
   constructor(
     servers: readonly string[],
@@ -119,11 +120,11 @@ export class McpSessionTools {
 
   /** The recorded tools as tool definitions, classified like the built-in ones; their arguments are only checked to be a bounded object. */
   definitions(): AnyToolDefinition[] {
-    return [...this.#recorded().values()].map((entry) => entry.definition);
+    return this.#recordedOffer.definitions();
   }
 
   owns(name: string): boolean {
-    return this.#recorded().has(name);
+    return this.#recordedOffer.owns(name);
   }
 
   /**
@@ -151,11 +152,7 @@ export class McpSessionTools {
   }
 
   #recorded(): Map<string, RecordedTool> {
-    const list = latestMcpToolList(this.#events());
-    if (list?.tools !== this.#built.list?.tools) {
-      this.#built = { list, byName: new Map((list?.tools ?? []).map((tool) => [tool.name, recordedTool(tool)])) };
-    }
-    return this.#built.byName;
+    return this.#recordedOffer.byName();
   }
 }
 
