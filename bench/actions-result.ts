@@ -34,6 +34,8 @@ export interface SessionActions {
   toolCalls: number;
   /** One start, one activity per LLM call and per tool call, one Update for the message. */
   minimum: number;
+  /** The same turn sent again to the session, metered apart, beside its minimum (its activities, its Update). */
+  laterTurn: { metered: ActionCounts; meteredTotal: number; minimum: number };
   /** What `end` adds (its Update), counted apart: a session ends once, not per turn. */
   endMetered: ActionCounts;
 }
@@ -44,8 +46,11 @@ export interface ActionsResult {
   session: SessionActions;
   meteredTotals: number[];
   idle: { seconds: number; metered: ActionCounts; perHour: number };
-  /** One turn whose one LLM call streams for `seconds`: its actions, and its heartbeats scaled to a minute of streaming. */
-  streaming: { seconds: number; metered: ActionCounts; heartbeatsPerMinute: number };
+  /**
+   * One turn whose one LLM call streams for `seconds`: its actions, its heartbeats scaled to a
+   * minute of streaming, and apart the Queries of a `watch` that followed it (a round every 500 ms).
+   */
+  streaming: { seconds: number; metered: ActionCounts; heartbeatsPerMinute: number; watch: { seconds: number; queries: number } };
   /** What each client call costs once, by `action_type`: the state and log Queries, the list of sessions. */
   client: Record<'state' | 'log' | 'list', ActionCounts>;
   durationS: number;

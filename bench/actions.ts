@@ -6,17 +6,20 @@
  * - one session of one turn of `steps` steps, three calculator calls in each but the last,
  *   started with its message (update-with-start, as `agent run` does): the metered actions by
  *   type, the same counted from its history by Cloud's rules (actions-result.ts), and the
- *   minimum (a start, an activity per LLM and per tool call, an Update for the message);
+ *   minimum (a start, an activity per LLM and per tool call, an Update for the message); then
+ *   the same turn again in that session, metered apart: what each later turn costs;
  * - an idle session watched for `idleSeconds`, scaled to an hour;
- * - a turn whose one LLM call streams for `streamSeconds`: its heartbeats per minute of streaming;
+ * - a turn whose one LLM call streams for `streamSeconds`: its heartbeats per minute of streaming,
+ *   and the Queries `watch` makes following it;
  * - one `state` Query, one page of `log`, one `list` of the task queue's sessions.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { endSession, readLog, startSessionWithMessage } from '../client';
+import { endSession, readLog, sendAndWait, startSessionWithMessage, type TurnResult } from '../client';
 import { listSessions } from '../client/list-sessions';
+import { watchSession } from '../client/watch';
 import { stateQuery } from '../contracts/api';
 import type { DevServer } from '../harness/dev-server';
 import { agentWorkerEnv } from '../harness/worker-env';
@@ -78,25 +81,30 @@ export async function measureActions(settings: ActionsSettings, progress: (line:
   }
 }
 
-/** One session, one turn of `steps` steps, metered from before its start to after its turn, then its end apart. */
+/** One session, one turn of `steps` steps, metered from before its start to after its turn; a second such turn and its end apart. */
 async function measureSession(rig: Rig, steps: number): Promise<SessionActions> {
   const model = uniqueModel('actions');
   scriptTurn(rig.llm, model, steps);
   const before = await rig.meter.read();
   const started = await startSessionWithMessage(rig.client, { AGENT_TASK_QUEUE: rig.taskQueue }, { model: `anthropic:${model}` }, 'Three sums a step, please.');
-  const turn = await started.turn();
-  if (turn.status !== 'completed') throw new Error(`bench: the measured turn ended ${turn.status}: ${turn.failure?.message ?? ''}`);
+  completed(await started.turn());
   const afterTurn = await rig.meter.read();
+  // The same turn again in the same session, while the idle timer the first left runs.
+  scriptTurn(rig.llm, model, steps);
+  completed(await sendAndWait(started.handle, 'And three more, please.'));
+  const afterLater = await rig.meter.read();
   await endSession(started.handle);
   await started.handle.result();
   const afterEnd = await rig.meter.read();
   const metered = actionsBetween(before, afterTurn);
-  // The history up to the turn's end: `end` is counted apart, as the metered figure is.
+  // The history up to the first turn's end: the later turn and `end` are counted apart, as the metered figures are.
   const events = (await started.handle.fetchHistory()).events ?? [];
   const updates = events.flatMap((e, i) => (e.workflowExecutionUpdateAcceptedEventAttributes ? [i] : []));
   const fromHistory = historyActions(events.slice(0, updates[1] ?? events.length));
   const toolCalls = (steps - 1) * CALLS_PER_STEP;
+  const later = actionsBetween(afterTurn, afterLater);
   return {
+    laterTurn: { metered: later, meteredTotal: totalActions(later), minimum: steps + toolCalls + 1 },
     metered,
     meteredTotal: totalActions(metered),
     fromHistory,
@@ -104,8 +112,12 @@ async function measureSession(rig: Rig, steps: number): Promise<SessionActions> 
     llmCalls: steps,
     toolCalls,
     minimum: 1 + steps + toolCalls + 1,
-    endMetered: actionsBetween(afterTurn, afterEnd),
+    endMetered: actionsBetween(afterLater, afterEnd),
   };
+}
+
+function completed(turn: TurnResult): void {
+  if (turn.status !== 'completed') throw new Error(`bench: a measured turn ended ${turn.status}: ${turn.failure?.message ?? ''}`);
 }
 
 /** A session that answered once, then left idle (no message, no end) for `seconds`. */
@@ -125,6 +137,8 @@ async function measureIdle(rig: Rig, seconds: number): Promise<ActionsResult['id
 const PIECES_PER_SECOND = 20;
 /** The heartbeats' action type: an LLM activity heartbeats while its stream runs (activities/llm/activity.ts). */
 const HEARTBEAT_TYPE = 'grpc_RecordActivityTaskHeartbeat';
+/** A Query's action type: `state`, `log` and `watch` read a session by Queries. */
+const QUERY_TYPE = 'grpc_QueryWorkflow';
 
 /** A one-step turn whose answer streams for `seconds`: what its heartbeats cost per minute of streaming. */
 async function measureStreaming(rig: Rig, seconds: number): Promise<ActionsResult['streaming']> {
@@ -133,10 +147,16 @@ async function measureStreaming(rig: Rig, seconds: number): Promise<ActionsResul
   rig.llm.script(model, { kind: 'text', text: 'word '.repeat(pieces), chunkSize: 5, chunkDelayMs: 1000 / PIECES_PER_SECOND });
   const before = await rig.meter.read();
   const started = await startSessionWithMessage(rig.client, { AGENT_TASK_QUEUE: rig.taskQueue }, { model: `anthropic:${model}` }, 'Take your time.');
-  await started.turn();
+  // `watch` follows the turn throughout, at its default pace: the turn itself makes no Query, so every one metered is the watch's.
+  const turn = started.turn();
+  const watching = performance.now();
+  await watchSession(rig.client, started.handle, { until: turn, onItem: () => undefined });
+  const watchSeconds = Math.round((performance.now() - watching) / 1000);
+  await turn;
   const metered = actionsBetween(before, await rig.meter.read());
   await endSession(started.handle);
-  return { seconds, metered, heartbeatsPerMinute: Math.round(((metered[HEARTBEAT_TYPE] ?? 0) / seconds) * 60) };
+  const { [QUERY_TYPE]: watchQueries = 0, ...turnActions } = metered;
+  return { seconds, metered: turnActions, heartbeatsPerMinute: Math.round(((metered[HEARTBEAT_TYPE] ?? 0) / seconds) * 60), watch: { seconds: watchSeconds, queries: watchQueries } };
 }
 
 /** One of each read a person makes of a session: its state, a page of its log, the list. */

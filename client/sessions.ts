@@ -39,6 +39,8 @@ import { resolveAgent } from './agents';
 import { withAgentSettings, type AgentRecord } from '../contracts/agents/agent-record';
 import { messageOf, typedOutput, type MessageOptions } from './message-output';
 import { outputSchemaNotes } from '../contracts/output-compat';
+import { startAttributes, startingWithAttributes } from './start-attributes';
+import { SESSION_REVISION } from '../contracts/session-revision';
 import { parseModelRef } from '../contracts/model-ref';
 
 export type SessionHandle = WorkflowHandle<typeof agentSession>;
@@ -94,7 +96,8 @@ export interface StartOptions extends Omit<SessionInput, 'model' | 'agent'> {
 export type StartEnv = Pick<ClientEnv, 'AGENT_TASK_QUEUE'> & Partial<Pick<ClientEnv, 'modelWindows'>>;
 
 export async function startSession(client: Client, env: StartEnv, options: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentSession>> {
-  return client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, await startOptionsOf(client, env, options));
+  const { start, model } = await startOptionsOf(client, env, options);
+  return startingWithAttributes((withAttributes) => client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, { ...start, ...(withAttributes ? startAttributes(model, 'idle') : {}) }));
 }
 
 /** A session started with its first message, and that message's turn. */
@@ -114,8 +117,11 @@ export interface SessionWithTurn {
  */
 export async function startSessionWithMessage(client: Client, env: StartEnv, options: StartOptions, text: string): Promise<SessionWithTurn> {
   const message = messageOf(text);
-  const start = new WithStartWorkflowOperation<typeof agentSession>(SESSION_WORKFLOW, { ...(await startOptionsOf(client, env, options)), workflowIdConflictPolicy: 'FAIL' });
-  const update = await client.workflow.startUpdateWithStart(sendUpdate, { args: [message], waitForStage: 'ACCEPTED', startWorkflowOperation: start });
+  const given = await startOptionsOf(client, env, options);
+  const { start, update } = await startingWithAttributes(async (withAttributes) => {
+    const start = new WithStartWorkflowOperation<typeof agentSession>(SESSION_WORKFLOW, { ...given.start, ...(withAttributes ? startAttributes(given.model, 'running') : {}), workflowIdConflictPolicy: 'FAIL' });
+    return { start, update: await client.workflow.startUpdateWithStart(sendUpdate, { args: [message], waitForStage: 'ACCEPTED', startWorkflowOperation: start }) };
+  });
   const handle = await start.workflowHandle();
   return { handle: withRunId(handle, update.workflowRunId), updateId: update.updateId, turn: () => turnResultOf(update.result()) };
 }
@@ -127,18 +133,20 @@ async function startOptionsOf(client: Client, env: StartEnv, options: StartOptio
   const record = typeof agent === 'string' ? (await resolveAgent(client, env, agent)).record : agent;
   const withAgent = (record ? { ...given, agent: record } : given) as SessionInput;
   const effective = withAgentSettings(withAgent);
-  const input = { ...withAgent, ...knownWindow(effective, env.modelWindows) };
+  // This release's client starts sessions at the current revision: its commands (contracts/session-revision.ts).
+  const input = { ...withAgent, ...knownWindow(effective, env.modelWindows), revision: withAgent.revision ?? SESSION_REVISION.current };
   const parsed = SessionRunInputSchema.safeParse(withAgentSettings(input));
   if (!parsed.success) throw new ConfigError(`invalid session options: ${describeIssues(parsed.error)}`);
   // The schema may be the agent's: only the input as resolved here knows it.
   const { outputSchema, model } = parsed.data;
   if (outputSchema && onNotice) outputSchemaNotes(parseModelRef(model).provider, outputSchema).forEach((line) => onNotice(line));
-  return {
+  const start = {
     taskQueue: env.AGENT_TASK_QUEUE,
     workflowId: workflowId ?? `session-${randomUUID()}`,
     args: [input] as [SessionInput],
     staticSummary: record ? `agent session · ${record.name} · ${parsed.data.model}` : `agent session · ${parsed.data.model}`,
   };
+  return { start, model };
 }
 
 /** The handle of the run an update-with-start started: the run that accepted its Update. */

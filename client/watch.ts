@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { logQuery, stateQuery, type PendingApproval } from '../contracts/api';
+import { logQuery, stateQuery, type PendingApproval, type SessionState } from '../contracts/api';
 import type { Spend } from '../contracts/spend';
 import type { SessionEvent } from '../contracts/session-log';
 import { contextOncePerStep, describeProgress, pendingActivities, readContext, type ActivityProgress } from './progress';
@@ -73,8 +73,8 @@ const QUERY_DEADLINE_MS = 5_000;
  * Follows a session live, by polling: Temporal has no push channel for a workflow's
  * Queries or its pending activities. Each round reads the workflow's description (its
  * pending activities: attempts, last failure, next attempt time, heartbeat details with
- * the streamed text), the session's state, and the log events appended since the last
- * round. Nothing here writes to history, so watching never changes what replays.
+ * the streamed text), and, when its history has grown since, the session's state and the
+ * log events appended. Nothing here writes to history, so watching never changes what replays.
  */
 export async function watchSession(client: Client, handle: SessionHandle, options: WatchOptions): Promise<WatchEndReason> {
   const { onItem, signal } = options;
@@ -114,6 +114,8 @@ export async function watchSession(client: Client, handle: SessionHandle, option
 
   let lastProgress = '';
   let lastUnavailable = '';
+  /** The state read when the run's history was this long: the state and the log change only as the history grows. */
+  let read: { runId: string; historyLength: number; state: SessionState } | undefined;
   for (;;) {
     if (signal?.aborted) return end('interrupted');
     const wasSettled = settled;
@@ -125,7 +127,12 @@ export async function watchSession(client: Client, handle: SessionHandle, option
       return end('closed', description.status.name);
     }
     try {
-      const [state] = await Promise.all([query(() => handle.query(stateQuery)), drainLog()]);
+      // Queries are billed, a description is not: a round that finds the history as long as
+      // the last one (an LLM call streaming, a retry's backoff) reads only the description,
+      // whose pending activities carry what changes meanwhile. So a turn costs Queries per
+      // workflow task, not per round (docs/cost.md).
+      const state = read?.runId === description.runId && read.historyLength === description.historyLength ? read.state : (await Promise.all([query(() => handle.query(stateQuery)), drainLog()]))[0];
+      read = { runId: description.runId, historyLength: description.historyLength, state };
       lastUnavailable = '';
       // A step whose tools wait on a sub-agent shows the child's progress too: the parent has no activity of its own then.
       const child = state.phase === 'tools' ? childCalls.latest() : undefined;
@@ -180,10 +187,8 @@ export async function watchSession(client: Client, handle: SessionHandle, option
       if (message !== lastUnavailable) onItem({ type: 'unavailable', message });
       lastUnavailable = message;
     }
-    await Promise.race([
-      sleep(intervalMs, undefined, signal ? { signal } : {}).catch(() => undefined),
-      options.until?.catch(() => undefined),
-    ]);
+    // Without `until`, the pause alone: a race with undefined would not wait at all.
+    await Promise.race([sleep(intervalMs, undefined, signal ? { signal } : {}).catch(() => undefined), ...(options.until ? [options.until.catch(() => undefined)] : [])]);
   }
 
   function end(reason: WatchEndReason, executionStatus: WorkflowExecutionStatusName = 'RUNNING'): WatchEndReason {

@@ -14,6 +14,7 @@ import { McpServerNameSchema, McpToolListSchema, type McpToolList } from './tool
 import { AgentNameSchema, AgentRecordSchema, type AgentRecord } from './agents/agent-record';
 import { AGENT_DEPTH, SubAgentOffersSchema, SubAgentParentSchema, type SubAgentAnswer } from './sub-agents';
 import { HandedOffToSchema, HandoffSchema, type HandedOffTo } from './handoffs';
+import { SessionRevisionSchema } from './session-revision';
 import { OUTPUT_RETRIES, OutputRetriesSchema, OutputSchemaSchema, RecordedOutputSchemaSchema } from './structured-output';
 import { outputSchemaProblem } from './output-schema-check';
 
@@ -188,6 +189,11 @@ export const SessionInputSchema = z
     handoffs: names(AgentNameSchema).optional(),
     /** Set by a session that handed over only: this session takes its conversation on, answering `text` first (contracts/handoffs.ts). */
     handoff: HandoffSchema.optional(),
+    /**
+     * Which commands the session's runs issue (contracts/session-revision.ts): set by the
+     * client at the start, carried across continue-as-new; absent, the first revision's.
+     */
+    revision: SessionRevisionSchema.optional(),
     /**
      * The state an earlier run of this session carried over when it continued as new. Its
      * schema, like the fork's, is built on first use (see messages.ts): a new session has neither.

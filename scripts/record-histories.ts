@@ -388,6 +388,20 @@ const SCENARIOS: Record<string, Scenario> = {
     return handle.workflowId;
   },
   /**
+   * Revision 2 (contracts/session-revision.ts): a session started with its first message and
+   * its search attributes, two turns and an end. Nothing is upserted at the start nor when
+   * the first turn starts (the start request says `running`); the idle timer the first wait
+   * started still runs when the second message comes, and is not started again.
+   */
+  'revision-2-turns': async (agent) => {
+    agent.llm.script('revision-2-turns', calculatorCalls, { kind: 'text', text: '42 and 1024.' }, { kind: 'text', text: 'Yes.' });
+    const { handle, turn } = await startSessionWithMessage(agent.client, agent.env, { model: 'anthropic:revision-2-turns', workflowId: 'golden-revision-2-turns', idleTimeoutMs: 60_000, revision: 2 }, 'compute');
+    await turn();
+    await sendAndWait(handle, 'sure?');
+    await endSession(handle);
+    return handle.workflowId;
+  },
+  /**
    * A fork whose first request is under `compactAt` of the window but leaves the answer too
    * little of it: the step compacts first, its call scheduled under an id naming the cut.
    */

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { endSession, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { endUpdate, sendUpdate, type SessionInput } from '../contracts/api';
 import { useAgentHarness } from './support/agent-harness';
+import { AgentModel, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
 
 const h = useAgentHarness();
 
@@ -72,12 +73,15 @@ describe('an agent session', () => {
       const steps = fields.AgentStepCount?.data;
       return status && steps ? [[decoded(status), decoded(steps)]] : [];
     });
-    // At the session's start, when the turn starts, and when it ends with its three steps.
+    // When the turn starts and when it ends with its three steps; the start's `idle` came with the start request.
     expect(published).toEqual([
-      ['idle', 0],
       ['running', 0],
       ['idle', 3],
     ]);
+    const started = events?.[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ?? {};
+    expect(Object.fromEntries(Object.entries(started).map(([key, payload]) => [key, decoded(payload.data as Uint8Array)]))).toMatchObject({ AgentStatus: 'idle', AgentStepCount: 0, AgentModel: ref });
+    const shown = (await session.describe()).typedSearchAttributes;
+    expect([shown.get(AgentStatus), shown.get(AgentStepCount), shown.get(AgentModel)]).toEqual(['idle', 3, ref]);
   });
 
   it('ends by itself after its idle timeout, but never while a turn runs', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The client as a library: the same functions the CLI runs, from client/index.ts.
-import { endSession, sendMessage, startSession, type WatchItem } from '../client';
+import { endSession, sendMessage, startSession, watchSession, type SessionHandle, type WatchItem } from '../client';
 import { stateQuery } from '../contracts/api';
 import { clientEnvOf, useAgentHarness } from './support/agent-harness';
 import { runEntry } from './support/cli';
@@ -49,6 +49,42 @@ describe('npm run client -- watch', () => {
     // Progress is commentary on stderr; stdout is the conversation alone.
     expect(out).not.toMatch(/retrying|streaming/);
     expect(w.stderr()).toContain(`session ${session.workflowId} is idle`);
+    await session.terminate('test cleanup');
+  });
+
+  it('reads the state and log only when the history has grown: a round while the LLM call streams reads the description alone, which is not billed', async () => {
+    const model = newModel('queries');
+    // About four seconds of streaming, polled every 100 ms.
+    h().llm.script(model, { kind: 'text', text: 'word '.repeat(40), chunkSize: 5, chunkDelayMs: 100 });
+    const session = await start(model);
+    let queries = 0;
+    let rounds = 0;
+    const lengths = new Set<string>();
+    const counted = new Proxy(session, {
+      get(target, prop, receiver) {
+        if (prop === 'query') return (...args: Parameters<SessionHandle['query']>) => (queries++, target.query(...args));
+        if (prop === 'describe')
+          return async () => {
+            rounds++;
+            const description = await target.describe();
+            lengths.add(`${description.runId}/${description.historyLength}`);
+            return description;
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    await sendMessage(session, 'take your time');
+    const items: WatchItem[] = [];
+    await watchSession(h().client, counted, { untilIdle: true, intervalMs: 100, onItem: (item) => items.push(item) });
+    expect(items.some((item) => item.type === 'progress' && item.lines.some((line) => /streaming \(\d+ chars\)/.test(line)))).toBe(true);
+    expect(items.some((item) => item.type === 'event' && item.event.type === 'assistant')).toBe(true);
+    // Polled every 100 ms, not faster: about 40 rounds.
+    expect(rounds).toBeLessThan(120);
+    // Many rounds more than the history grew. Each growth costs a state Query, the log's pages
+    // to an empty one, and the step's context once; the first round also finds the turn's
+    // start, and the last reads the log once more.
+    expect(rounds).toBeGreaterThan(6 * lengths.size);
+    expect(queries).toBeLessThanOrEqual(5 * lengths.size + 2);
     await session.terminate('test cleanup');
   });
 

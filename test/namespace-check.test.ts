@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../testing/scripted-llm/server';
@@ -16,9 +16,11 @@ import { temporalCliPath } from '../harness/temporal-binaries';
 import { agentWorkerEnv } from '../harness/worker-env';
 import { spawnWorker, type WorkerProcess } from '../harness/worker-process';
 import { runEntry, type CliResult } from './support/cli';
+import { sendAndWait, startSession, startSessionWithMessage } from '../client/sessions';
+import { AgentStatus } from '../contracts/search-attributes';
 import { workerLogFile } from './support/worker-processes';
 
-const NAMESPACES = ['default', 'by-variable', 'by-flag', 'wrong-type'] as const;
+const NAMESPACES = ['default', 'by-variable', 'by-flag', 'wrong-type', 'client-first'] as const;
 
 let server: DevServer;
 let llm: ScriptedLlm;
@@ -117,6 +119,29 @@ describe('the namespace check at worker start', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^worker: search attribute AgentModel in namespace "wrong-type" is Text, the agent needs Keyword; .*temporal operator search-attribute remove --namespace wrong-type --name AgentModel/);
+  });
+
+  it('starts sessions on a namespace no worker has registered the attributes in yet, without them, and they run once a worker has', async () => {
+    // The client's start request carries the attributes (contracts/session-revision.ts); this namespace has no mapping for them yet.
+    const client = new Client({ connection, namespace: 'client-first' });
+    const { taskQueue, env } = workerEnv('client-first', { AGENT_REGISTER_SEARCH_ATTRIBUTES: 'true' });
+    const model = `ns-${randomUUID()}`;
+    llm.script(model, { kind: 'text', text: 'started plainly' }, { kind: 'text', text: 'started with its message' });
+    const plain = await startSession(client, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${model}` });
+    // Accepted only once a worker runs the session's first task: started before the worker, awaited after.
+    const withMessage = startSessionWithMessage(client, { AGENT_TASK_QUEUE: taskQueue }, { model: `anthropic:${model}` }, 'hello');
+    const worker = await spawnWorker({ env, logFile: workerLogFile('namespace-check-client-first') });
+    workers.push(worker);
+    await worker.ready;
+    expect((await sendAndWait(plain, 'hi')).status).toBe('completed');
+    const second = await withMessage;
+    expect((await second.turn()).status).toBe('completed');
+    for (const handle of [plain, second.handle]) {
+      const [started] = (await handle.fetchHistory()).events ?? [];
+      expect(Object.keys(started?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ?? {})).toEqual([]);
+      // Upserted by the session itself, once the worker had registered them.
+      expect((await handle.describe()).typedSearchAttributes.get(AgentStatus)).toBe('idle');
+    }
   });
 
   it('says in one line that a namespace does not exist', async () => {

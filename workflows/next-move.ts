@@ -2,6 +2,7 @@ import { allHandlersFinished, condition } from '@temporalio/workflow';
 import type { SessionInput, SessionResult } from '../contracts/api';
 import { jsonBytes } from '../contracts/log-pages';
 import type { Session } from './session-run';
+import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
 
 /**
  * What the session does next, decided in `nextMove` and acted on by the session's loop.
@@ -21,9 +22,9 @@ export type NextMove =
  * changes nothing. It continues as new only between turns, and only once every Update
  * handler has finished: an Update accepted by this run must be answered by this run, and a
  * message arriving meanwhile is run here first. Otherwise it waits for a message or an end
- * for at most `idleTimeoutMs`.
+ * for at most `idleTimeoutMs` (from revision 2 on the session's one idle clock, ./idle-clock.ts).
  */
-export async function nextMove(session: Pick<Session, 'state' | 'config' | 'compactor' | 'historyIsLong' | 'nextRunInput'>): Promise<NextMove> {
+export async function nextMove(session: Pick<Session, 'state' | 'config' | 'compactor' | 'historyIsLong' | 'nextRunInput' | 'idleClock'>): Promise<NextMove> {
   const { state } = session;
   if (!state.hasWork() && session.historyIsLong()) {
     await condition(() => allHandlersFinished() || state.hasWork());
@@ -32,7 +33,10 @@ export async function nextMove(session: Pick<Session, 'state' | 'config' | 'comp
       return session.compactor.dueBeforeContinuing(jsonBytes(next)) ? { kind: 'compact-before-continuing' } : { kind: 'continue-as-new', next };
     }
   }
-  const woke = await condition(() => state.hasWork(), session.config.idleTimeoutMs, { summary: 'idle timeout' });
+  const woke =
+    revisionOf(session.config) === SESSION_REVISION.first
+      ? await condition(() => state.hasWork(), session.config.idleTimeoutMs, { summary: 'idle timeout' })
+      : await session.idleClock.wait(() => state.hasWork(), session.config.idleTimeoutMs);
   if (state.queued > 0) return { kind: 'run-turn' };
   // A session that handed its conversation over ends at once (./handoff.ts).
   return { kind: 'end', endedBy: state.handedOffTo ? 'handoff' : woke ? 'request' : 'idle_timeout' };

@@ -5,6 +5,7 @@ import { budgetOf } from '../contracts/budget';
 import { BudgetGuard } from './budget-guard';
 import { ContextCompactor } from './context-compactor';
 import { historyIsLong, nextRunInput, recordCarriedToolList } from './continue-as-new';
+import { IdleClock } from './idle-clock';
 import type { LlmActivities, LlmCallInput, LlmSettings } from '../contracts/llm-call';
 import { LlmCallSchedules } from './llm-call-schedules';
 import { logMirror } from './log-sink';
@@ -56,6 +57,8 @@ export class Session {
   readonly tools: ToolDispatch;
   readonly compactor: ContextCompactor;
   readonly turnTraces = new TurnTraces();
+  /** The idle timeout's one timer across waits, from revision 2 on (./idle-clock.ts). */
+  readonly idleClock = new IdleClock();
   /** The LLM calls on the session's ladder: `setRetryPolicy` reaches a pending one through them. */
   readonly llmCalls = new LlmCallSchedules(
     () => this.state.livePolicy(),

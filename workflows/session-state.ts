@@ -1,7 +1,8 @@
-import { upsertSearchAttributes, type CancellationScope } from '@temporalio/workflow';
+import { upsertSearchAttributes, workflowInfo, type CancellationScope } from '@temporalio/workflow';
 import type { SendMessage, SessionConfig, SessionState as SessionStateView, TurnOutcome } from '../contracts/api';
 import { policyInForce, type SessionRetryPolicy } from '../contracts/retry-policy';
-import { AgentCostUsd, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
+import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
+import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
 import type { SessionEvent } from '../contracts/session-log';
 import { NO_USAGE, usageOf } from '../contracts/conversation';
 import { jsonBytes } from '../contracts/log-pages';
@@ -331,14 +332,26 @@ export class SessionState {
 
 const ON_FIRST_MODEL: ModelInForce = { index: 0, since: 0 };
 
-/** Upserts the session's status and step count, and its cost once a priced call has cost something. */
-export function publishStatus(state: SessionState): void {
-  upsertSearchAttributes([
+/**
+ * Upserts the session's status and step count, and its cost once a priced call has cost
+ * something. From revision 2 (contracts/session-revision.ts) the model goes in the same
+ * upsert, and nothing is upserted when every value is already the one the run has (from its
+ * start request, which the client fills, or an earlier upsert): each upsert is a billable action.
+ */
+export function publishStatus(state: SessionState, config: Pick<SessionConfig, 'model' | 'revision'>): void {
+  const pairs = [
     { key: AgentStatus, value: state.status() },
     { key: AgentStepCount, value: state.stepsTaken },
     // Only once a priced call has cost something: sessions without one upsert what they always did.
     ...(state.spend.costUsd ? [{ key: AgentCostUsd, value: state.spend.costUsd }] : []),
-  ]);
+  ];
+  if (revisionOf(config) === SESSION_REVISION.first) {
+    upsertSearchAttributes(pairs);
+    return;
+  }
+  const changes = [{ key: AgentModel, value: config.model }, ...pairs];
+  const known = workflowInfo().typedSearchAttributes;
+  if (changes.some(({ key, value }) => known.get(key) !== value)) upsertSearchAttributes(changes);
 }
 
 function outcomeOf(e: Extract<SessionEvent, { type: 'turn/end' }>): TurnOutcome {

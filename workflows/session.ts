@@ -12,6 +12,7 @@ import { publishStatus } from './session-state';
 import { runSubAgentSession } from './sub-agent-child';
 import { runTurn } from './turn';
 import { takeOverConversation } from './handoff';
+import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
 
 /**
  * An agent session: an append-only log, user messages in through the `send` Update, turns
@@ -20,9 +21,17 @@ import { takeOverConversation } from './handoff';
  */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
   const session = new Session(input, parseInput(input));
-  upsertSearchAttributes([{ key: AgentModel, value: session.config.model }]);
-  publishStatus(session.state);
-  setSessionHandlers(session);
+  if (revisionOf(session.config) === SESSION_REVISION.first) {
+    upsertSearchAttributes([{ key: AgentModel, value: session.config.model }]);
+    publishStatus(session.state, session.config);
+    setSessionHandlers(session);
+  } else {
+    // A message that came with the start is queued by now, and a sub-agent's task is its
+    // turn at once: that turn publishes `running`, which a client's start request already
+    // says, so nothing is upserted before it.
+    setSessionHandlers(session);
+    if (!session.state.hasWork() && !session.config.parent) publishStatus(session.state, session.config);
+  }
   // A session handed a conversation answers its message first (./handoff.ts); its first run only.
   if (session.config.handoff && !session.config.continued) takeOverConversation(session, session.config.handoff);
 
@@ -49,7 +58,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           return await continueAsNew(move.next);
         case 'end':
           session.state.requestEnd();
-          publishStatus(session.state);
+          publishStatus(session.state, session.config);
           await condition(allHandlersFinished);
           return session.result(move.endedBy);
       }

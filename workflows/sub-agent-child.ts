@@ -27,7 +27,7 @@ export async function runSubAgentSession(session: Session, parent: SubAgentParen
   if (message) await runTurn(session, message);
   const outcome = state.outcome(turn) as TurnOutcome;
   state.requestEnd();
-  publishStatus(state);
+  publishStatus(state, session.config);
   // The turn's end answers a pending `awaitTurn`; the workflow closes after it has, even when a cancel came meanwhile.
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   if (outcome.status === 'cancelled' && CancellationScope.current().consideredCancelled) throw new CancelledFailure('the sub-agent was cancelled by its parent');

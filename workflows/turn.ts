@@ -22,10 +22,10 @@ export async function runTurn(session: Session, message: QueuedMessage): Promise
   const { turn } = message;
   const scope = new CancellationScope();
   state.turnStarted(turn, scope);
-  publishStatus(state);
+  publishStatus(state, config);
   const outcome = await turnTraces.run(turn, () => withTurnTimeout(config.turnTimeoutMs, scope, (stoppedBy) => runSteps(session, message, scope, stoppedBy)));
   state.turnEnded(outcome);
-  publishStatus(state);
+  publishStatus(state, config);
   statusChanged({ kind: 'turn_idle', turn, step: state.step, status: outcome.status, spend: { ...state.spend }, budget: { ...session.budget.budget } });
 }
 

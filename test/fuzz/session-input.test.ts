@@ -5,6 +5,7 @@
  * then fewer cases end to end on the dev server, where a refused input must fail the run at
  * once with `invalid_input`, never a workflow task that fails and is retried.
  */
+import { SESSION_REVISION } from '../../contracts/session-revision';
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -124,6 +125,7 @@ const FIELDS: Record<string, { valid: fc.Arbitrary<unknown>; bad: fc.Arbitrary<u
     bad: fc.oneof(notAnObject, fc.constant({}), fc.constant({ fromWorkflowId: '', fromAgent: 'front-desk', turn: 0, text: '' }), fc.constant({ fromWorkflowId: 'f', fromAgent: 'front-desk', turn: 1, text: 'hi', reason: ' ' })),
   },
   maxAgentDepth: { valid: fc.integer(AGENT_DEPTH), bad: badInteger(AGENT_DEPTH.min, AGENT_DEPTH.max) },
+  revision: { valid: fc.integer({ min: SESSION_REVISION.first, max: SESSION_REVISION.current }), bad: badInteger(SESSION_REVISION.first, SESSION_REVISION.current) },
   parent: {
     valid: fc.record({
       workflowId: fc.constant('the-parent'),

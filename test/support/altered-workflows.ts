@@ -53,13 +53,18 @@ export async function alteredWorkflows(edits: readonly Edit[]): Promise<string> 
  * a compaction, meets it.
  */
 export const UPSERT_AFTER_SCHEDULING: Edit[] = [
-  { file: 'session-run.ts', find: "import { SessionState } from './session-state';", replace: "import { SessionState, publishStatus } from './session-state';" },
+  {
+    file: 'session-run.ts',
+    find: "import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';",
+    replace: "import { ActivityCancellationType, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';\nimport { AgentStepCount } from '../contracts/search-attributes';",
+  },
   {
     file: 'session-run.ts',
     find: '    (call, options) => llm.callLlm.executeWithOptions({ ...options, retry: temporalRetryPolicyFor(call.retryPolicy, call.ladder?.attempts) }, [call]),',
     replace: `    (call, options) => {
       const scheduled = llm.callLlm.executeWithOptions({ ...options, retry: temporalRetryPolicyFor(call.retryPolicy, call.ladder?.attempts) }, [call]);
-      publishStatus(this.state);
+      // Upserted whatever it holds: from revision 2 publishStatus upserts nothing that has not changed.
+      upsertSearchAttributes([{ key: AgentStepCount, value: this.state.stepsTaken }]);
       return scheduled;
     },`,
   },

@@ -35,6 +35,7 @@ export const GOLDEN_SHAPES = [
   'sub-agent',
   'sub-agent-child',
   'handoff',
+  'revision-2-turns',
 ] as const;
 
 /** The shapes whose recording compacts: a change to when compaction runs must fail their replay, and only theirs. */
