@@ -141,7 +141,9 @@ export const SessionInputSchema = z
     approvalTimeoutMs: boundedInt('approvalTimeoutMs').default(SESSION_LIMITS.approvalTimeoutMs.default),
     /**
      * Continue-as-new after this many history events, at the first moment no turn runs.
-     * Without it the session continues as new when Temporal suggests it.
+     * Without it the session continues as new when Temporal suggests it, and from revision 2
+     * also once a run passes REPLAY_BOUND_EVENTS, if its log can be carried without a
+     * compaction (workflows/continue-as-new.ts).
      */
     continueAsNewAfterEvents: boundedInt('continueAsNewAfterEvents').optional(),
     /**

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { endSession, exportHistory, forkSession, readLog, sendAndWait, startSession } from '../client/sessions';
 import { stateQuery } from '../contracts/api';
 import { workflowBundle } from '../harness/local-agent';
+import { REPLAY_BOUND_EVENTS } from '../workflows/continue-as-new';
 import { useAgentHarness } from './support/agent-harness';
 import { eventually } from './support/eventually';
 import { unpairedToolCalls } from './support/pairing';
@@ -49,6 +50,40 @@ describe('a long session continues as new', () => {
     const first = await h().client.workflow.getHandle(session.workflowId, firstRun).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: bundle }, first);
     await Worker.runReplayHistory({ workflowBundle: bundle }, historyFromJSON(JSON.parse(await exportHistory(h().client, session.workflowId))));
+  });
+});
+
+describe('a session of revision 2 keeps its runs short for the replay after an eviction', () => {
+  /** A turn of 60 steps of three calculator calls: well past REPLAY_BOUND_EVENTS of history. */
+  async function longTurn(revision: 1 | 2) {
+    const model = `replay-bound-${revision}-${Date.now()}`;
+    const step = { kind: 'tool_calls' as const, calls: ['1+1', '2+2', '3+3'].map((expression) => ({ name: 'calculator', input: { expression } })) };
+    h().llm.script(model, ...Array.from({ length: 60 }, () => step), { kind: 'text', text: 'Done.' }, { kind: 'text', text: 'Still here.' });
+    const session = await startSession(h().client, h().env, { model: `anthropic:${model}`, maxSteps: 100, idleTimeoutMs: 120_000, revision });
+    expect((await sendAndWait(session, 'sixty sums')).status).toBe('completed');
+    const firstRun = await h().client.workflow.getHandle(session.workflowId, session.firstExecutionRunId).describe();
+    return { session, firstRun };
+  }
+
+  it('continues as new after the turn that took its run past the bound, carrying the log without a compaction', async () => {
+    const { session, firstRun } = await longTurn(2);
+    expect(firstRun.historyLength).toBeGreaterThanOrEqual(REPLAY_BOUND_EVENTS);
+    await eventually('the session to continue as new', async () => ((await h().client.workflow.getHandle(session.workflowId).describe()).runId !== session.firstExecutionRunId ? true : undefined), 10_000);
+    expect((await sendAndWait(session, 'still there?')).status).toBe('completed');
+    const current = await h().client.workflow.getHandle(session.workflowId).describe();
+    expect(current.historyLength).toBeLessThan(100);
+    expect((await session.query(stateQuery)).runs).toBe(2);
+    const log = await readLog(session);
+    expect(log.filter((e) => e.type === 'context/compacted')).toEqual([]);
+    expect(log.filter((e) => e.type === 'turn/end')).toHaveLength(2);
+    await endSession(session);
+  });
+
+  it('stays in one run at the first revision, which continues as new only when Temporal suggests it', async () => {
+    const { session } = await longTurn(1);
+    expect((await sendAndWait(session, 'still there?')).status).toBe('completed');
+    expect((await h().client.workflow.getHandle(session.workflowId).describe()).runId).toBe(session.firstExecutionRunId);
+    await endSession(session);
   });
 });
 

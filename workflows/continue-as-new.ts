@@ -7,11 +7,27 @@ import { MAX_CARRIED_LOG_BYTES, tailToCarry, toolListCutOff } from './compaction
 import { sessionContextWindow } from '../contracts/model-windows';
 import type { SessionEvent, SessionLog } from '../contracts/session-log';
 import type { SessionState } from './session-state';
+import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
 
 /** Temporal suggests it, or the session's own `continueAsNewAfterEvents` is reached. */
 export function historyIsLong(config: SessionConfig): boolean {
   const info = workflowInfo();
   return info.continueAsNewSuggested || (config.continueAsNewAfterEvents !== undefined && info.historyLength >= config.continueAsNewAfterEvents);
+}
+
+/**
+ * From revision 2 (contracts/session-revision.ts), a session without its own
+ * `continueAsNewAfterEvents` continues as new between turns once its run's history is this
+ * long, if the next run's input needs no compaction: a worker that has evicted the session
+ * from its cache replays the run before the next message's first LLM request, so the run,
+ * not the session, sets what its user waits (about a quarter of a millisecond an event here,
+ * bench/README.md). The cost is one action, the next run's start, per this many events.
+ */
+export const REPLAY_BOUND_EVENTS = 1_000;
+
+/** The run's history is past REPLAY_BOUND_EVENTS, for a session the bound applies to. */
+export function replayIsLong(config: SessionConfig): boolean {
+  return revisionOf(config) !== SESSION_REVISION.first && config.continueAsNewAfterEvents === undefined && workflowInfo().historyLength >= REPLAY_BOUND_EVENTS;
 }
 
 /**

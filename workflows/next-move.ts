@@ -1,6 +1,7 @@
 import { allHandlersFinished, condition } from '@temporalio/workflow';
 import type { SessionInput, SessionResult } from '../contracts/api';
 import { jsonBytes } from '../contracts/log-pages';
+import { CARRY_COMPACT_BYTES } from './context-compactor';
 import type { Session } from './session-run';
 import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
 
@@ -24,13 +25,18 @@ export type NextMove =
  * message arriving meanwhile is run here first. Otherwise it waits for a message or an end
  * for at most `idleTimeoutMs` (from revision 2 on the session's one idle clock, ./idle-clock.ts).
  */
-export async function nextMove(session: Pick<Session, 'state' | 'config' | 'compactor' | 'historyIsLong' | 'nextRunInput' | 'idleClock'>): Promise<NextMove> {
+export async function nextMove(session: Pick<Session, 'state' | 'config' | 'compactor' | 'historyIsLong' | 'replayIsLong' | 'nextRunInput' | 'idleClock'>): Promise<NextMove> {
   const { state } = session;
-  if (!state.hasWork() && session.historyIsLong()) {
+  const long = session.historyIsLong();
+  if (!state.hasWork() && (long || session.replayIsLong())) {
     await condition(() => allHandlersFinished() || state.hasWork());
     if (!state.hasWork()) {
       const next = session.nextRunInput();
-      return session.compactor.dueBeforeContinuing(jsonBytes(next)) ? { kind: 'compact-before-continuing' } : { kind: 'continue-as-new', next };
+      const bytes = jsonBytes(next);
+      if (long) return session.compactor.dueBeforeContinuing(bytes) ? { kind: 'compact-before-continuing' } : { kind: 'continue-as-new', next };
+      // Only the replay bound asks: a shorter replay is worth no LLM call, so a next input
+      // that would be compacted stays in this run.
+      if (bytes <= CARRY_COMPACT_BYTES) return { kind: 'continue-as-new', next };
     }
   }
   const woke =

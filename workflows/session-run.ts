@@ -4,7 +4,7 @@ import { ApprovalGate } from './approval-gate';
 import { budgetOf } from '../contracts/budget';
 import { BudgetGuard } from './budget-guard';
 import { ContextCompactor } from './context-compactor';
-import { historyIsLong, nextRunInput, recordCarriedToolList } from './continue-as-new';
+import { historyIsLong, nextRunInput, recordCarriedToolList, replayIsLong } from './continue-as-new';
 import { IdleClock } from './idle-clock';
 import type { LlmActivities, LlmCallInput, LlmSettings } from '../contracts/llm-call';
 import { LlmCallSchedules } from './llm-call-schedules';
@@ -145,6 +145,11 @@ export class Session {
   /** Temporal suggests continuing as new, or the session's own `continueAsNewAfterEvents` is reached. */
   historyIsLong(): boolean {
     return historyIsLong(this.config);
+  }
+
+  /** The run is long enough to continue as new for its replay's sake alone (./continue-as-new.ts). */
+  replayIsLong(): boolean {
+    return replayIsLong(this.config);
   }
 
   /** The input the next run would be started with now. */

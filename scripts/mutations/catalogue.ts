@@ -21,6 +21,24 @@ export interface Mutation {
 
 export const MUTATIONS: readonly Mutation[] = [
   {
+    name: 'replay-bound-ignored',
+    breaks: 'a session of revision 2 continues as new between turns once its run passes REPLAY_BOUND_EVENTS, so an evicted session replays one run, not its whole past',
+    file: 'workflows/continue-as-new.ts',
+    find: 'workflowInfo().historyLength >= REPLAY_BOUND_EVENTS;',
+    replace: 'workflowInfo().historyLength >= REPLAY_BOUND_EVENTS * 1000;',
+    killers: ['test/continue-as-new.test.ts'],
+    testNamePattern: 'took its run past the bound',
+  },
+  {
+    name: 'replay-bound-at-first-revision',
+    breaks: 'the replay bound is revision 2\'s: a session of the first revision keeps the commands it recorded, continuing as new only when Temporal suggests it',
+    file: 'workflows/continue-as-new.ts',
+    find: 'return revisionOf(config) !== SESSION_REVISION.first && config.continueAsNewAfterEvents === undefined',
+    replace: 'return config.continueAsNewAfterEvents === undefined',
+    killers: ['test/continue-as-new.test.ts'],
+    testNamePattern: 'stays in one run at the first revision',
+  },
+  {
     name: 'watch-polls-without-pause',
     breaks: '`watch` without `until` pauses `intervalMs` between rounds, rather than polling the server as fast as it answers',
     file: 'client/watch.ts',
