@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: measures the agent loop on Temporal against a plain in-process loop
  * and against a floor workflow, side by side in one run, on a private dev server with the
- * scripted LLM. Prints a table and writes JSON to bench/results/. `--quick` runs the same
+ * scripted LLM, and (but at `--smoke`) a session's billable actions and thousands of open
+ * sessions on one worker. Prints a table and writes JSON to bench/results/. `--quick` runs the same
  * code at CI scale, `--smoke` at the least each part can report from (what the tests of its
  * plumbing run); `--out FILE` writes the JSON there instead; `--only long-session` runs that
  * benchmark by itself, `--only stream` the live stream's (bench/stream.ts), `--only limits`
@@ -154,6 +155,8 @@ async function main(): Promise<void> {
     const longSession = scale.longSession && (await measureLongSession(env, scale.longSession, progress));
     progress('and the CLI\'s start-up, beside temporal --help');
     const cli = await measureCliSpeed(env.server, scale.cli.runs);
+    // Both have a `--only` of their own; `--smoke` leaves them to it (its tests run theirs).
+    const costs = scaleName === 'smoke' ? {} : { actions: await measureActions(ACTIONS_SCALES[scaleName], progress), sessions: await measureOpenSessions(env, OPEN_SESSIONS_SCALES[scaleName], progress) };
 
     let workerOptions: SweepRow[] | undefined;
     if (scale.sweep && args.sweep) {
@@ -196,6 +199,7 @@ async function main(): Promise<void> {
       cli,
       ...(longSession ? { longSession } : {}),
       ...(workerOptions ? { workerOptions } : {}),
+      ...costs,
     };
     const result: BenchResult = { ...partial, targets: checkTargets(partial) };
     const json = `${JSON.stringify(result, null, 2)}\n`;

@@ -1,4 +1,6 @@
+import { formatActions } from './actions-report';
 import { CLI_TARGETS } from './cli-speed';
+import { formatOpenSessions } from './open-sessions-report';
 import { formatLongSession } from './long-session-report';
 import type { BenchResult } from './result';
 import { table } from './table';
@@ -85,6 +87,8 @@ export function formatReport(r: BenchResult): string {
       ` fastest runs ${r.cli.fastest.agentHelpMs}, ${r.cli.fastest.agentListMs} and ${r.cli.fastest.temporalHelpMs} ms`,
   );
   if (r.longSession) out.push('', ...formatLongSession(r.longSession));
+  if (r.actions) out.push('', `7. ${formatActions(r.actions)}`);
+  if (r.sessions) out.push('', `8. ${formatOpenSessions(r.sessions)}`);
   if (r.workerOptions) {
     out.push(
       '',

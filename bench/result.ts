@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import type { ActionsResult } from './actions-result';
 import { LongSessionResultSchema } from './long-session-result';
+import type { OpenSessionsResult } from './open-sessions-result';
 import { SCALE_NAMES } from './options';
 
 /**
@@ -148,6 +150,10 @@ export const BenchResultSchema = z.strictObject({
       }),
     )
     .optional(),
+  /** A session's billable actions (bench/actions.ts), beside the rest at `full` and `quick`; its shape is the `--only actions` report's. */
+  actions: z.custom<ActionsResult>((value) => typeof value === 'object' && value !== null && 'session' in value).optional(),
+  /** Open sessions on one worker (bench/open-sessions.ts), likewise. */
+  sessions: z.custom<OpenSessionsResult>((value) => typeof value === 'object' && value !== null && 'evictedDeep' in value).optional(),
   targets: z.array(TargetSchema),
 });
 export type BenchResult = z.infer<typeof BenchResultSchema>;

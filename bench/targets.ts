@@ -21,5 +21,17 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): Target[] {
     check('agent saturation ÷ the floor doing its I/O', r.throughput.agentToIoFloor, '≥ 0.85', (v) => v >= 0.85),
     check(`replay of ${r.replay.steps} steps, ms`, r.replay.succeeded ? r.replay.medianMs : null, '< 2000', (v) => v < 2000),
     check(`history bytes ${r.history.ratio.top} ÷ ${r.history.ratio.base} steps`, r.history.ratio.value, '≤ 12', (v) => v <= 12),
+    ...(r.actions
+      ? [
+          check('actions of a first turn over its minimum', r.actions.session.meteredTotal - r.actions.session.minimum, '≤ 2', (v) => v <= 2),
+          check('actions of a later turn over its minimum', r.actions.session.laterTurn.meteredTotal - r.actions.session.laterTurn.minimum, '≤ 2', (v) => v <= 2),
+        ]
+      : []),
+    ...(r.sessions
+      ? [
+          check('RSS per cached idle session, KB', r.sessions.rssPerCachedSessionKb, '≤ 1024', (v) => v <= 1024),
+          check(`first LLM request of an evicted session with ${r.sessions.settings.deepSteps} steps behind it, p99 ms`, r.sessions.evictedDeep.p99Ms, '≤ 300', (v) => v <= 300),
+        ]
+      : []),
   ];
 }
