@@ -1,20 +1,9 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { AgentModel, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
-import type { SessionState } from '../contracts/api';
+import { startAttributePairs } from '../contracts/search-attributes';
 
-/**
- * The search attributes a session starts with (revision 2, contracts/session-revision.ts):
- * what its first run would upsert, set by the start request instead, which costs no action.
- * A session started with its message says `running`: its turn starts in its first task.
- */
-export function startAttributes(model: string, status: Extract<SessionState['status'], 'idle' | 'running'>): { typedSearchAttributes: SearchAttributePair[] } {
-  return {
-    typedSearchAttributes: [
-      { key: AgentModel, value: model },
-      { key: AgentStatus, value: status },
-      { key: AgentStepCount, value: 0 },
-    ],
-  };
+/** The start options of a session of revision 2: its search attributes (contracts/search-attributes.ts). */
+export function startAttributes(model: string, status: 'idle' | 'running'): { typedSearchAttributes: SearchAttributePair[] } {
+  return { typedSearchAttributes: startAttributePairs(model, status) };
 }
 
 /**

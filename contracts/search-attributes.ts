@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
 /**
  * Custom search attributes of an agent session, shown as columns in the Temporal UI and
@@ -23,3 +23,16 @@ export const AgentModel = defineSearchAttributeKey('AgentModel', SearchAttribute
 export const AgentCostUsd = defineSearchAttributeKey('AgentCostUsd', SearchAttributeType.DOUBLE);
 
 export const AGENT_SEARCH_ATTRIBUTES = [AgentStatus, AgentStepCount, AgentModel, AgentCostUsd] as const;
+
+/**
+ * The attributes a session of revision 2 is started with (contracts/session-revision.ts):
+ * what its first run would upsert, set by the start request instead, which costs no action.
+ * A session started with work to do at once (its first message, a sub-agent's task) says `running`.
+ */
+export function startAttributePairs(model: string, status: 'idle' | 'running'): SearchAttributePair[] {
+  return [
+    { key: AgentModel, value: model },
+    { key: AgentStatus, value: status },
+    { key: AgentStepCount, value: 0 },
+  ];
+}

@@ -5,6 +5,7 @@ import { readLog, sendAndWait, startSession, type SessionHandle } from '../clien
 import { cancelTurnUpdate, decideApprovalUpdate, refreshToolsUpdate, setBudgetUpdate, stateQuery, type SessionInput, type SessionResult } from '../contracts/api';
 import { defineAgent } from '../contracts/agents/agent-definition';
 import type { SessionEvent } from '../contracts/session-log';
+import { AgentModel } from '../contracts/search-attributes';
 import { NO_SPEND } from '../contracts/spend';
 import { subAgentSpendSignal, subAgentWorkflowId } from '../contracts/sub-agents';
 import { positionIdempotencyKey } from '../contracts/tools/idempotency-key';
@@ -74,6 +75,13 @@ describe('an agent offered as a tool', () => {
     expect(childState).toMatchObject({ agent: { name: 'researcher' }, model: `anthropic:${researcherModel}` });
     expect(childState.settings).toMatchObject({ approvalRequired: ['write_file'] });
     expect(((await child.result()) as SessionResult).answer).toMatchObject({ outcome: { status: 'completed' }, text: 'The tower is 330 m tall.' });
+    // At its parent's revision (2): started `running` by the parent, it upserts only when its turn ends and when it ends.
+    const childHistory = (await child.fetchHistory()).events ?? [];
+    const startedWith = childHistory[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ?? {};
+    expect(Buffer.from(startedWith.AgentStatus?.data ?? new Uint8Array()).toString()).toBe('"running"');
+    const upserted = childHistory.map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.AgentStatus?.data).filter((data) => data !== undefined);
+    expect(upserted.map((data) => Buffer.from(data as Uint8Array).toString())).toEqual(['"idle"', '"ended"']);
+    expect(described.typedSearchAttributes.get(AgentModel)).toBe(`anthropic:${researcherModel}`);
   });
 
   it('answers with the typed output when the call gives an output schema', async () => {

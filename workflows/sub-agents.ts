@@ -1,3 +1,5 @@
+import { startAttributePairs } from '../contracts/search-attributes';
+import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
 import { CancellationScope, CancelledFailure, ChildWorkflowCancellationType, ChildWorkflowFailure, ParentClosePolicy, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
 import { SESSION_WORKFLOW, type SessionInput, type SessionResult } from '../contracts/api';
 import type { AgentRecord } from '../contracts/agents/agent-record';
@@ -122,6 +124,8 @@ export class SubAgentTools {
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         staticSummary: `${agent} · for ${workflowId} step ${step} #${call.id}`,
+        // From revision 2 the child starts `running` (its task is its turn at once), so it upserts nothing before its turn ends.
+        ...(input.revision === undefined ? {} : { typedSearchAttributes: startAttributePairs(input.model ?? '', 'running') }),
       });
     } catch (error) {
       if (CancellationScope.current().consideredCancelled) throw asCancellation(error);
@@ -174,6 +178,8 @@ export class SubAgentTools {
       ...cap,
       ...(ownApprovals || config.approvalRequired.length === 0 ? {} : { approvalRequired: [...config.approvalRequired] }),
       maxAgentDepth: maxDepth,
+      // A child runs the commands of its parent's revision; a parent of the first gives none, as it always did.
+      ...(revisionOf(config) === SESSION_REVISION.first ? {} : { revision: config.revision }),
     };
   }
 

@@ -21,6 +21,15 @@ export interface Mutation {
 
 export const MUTATIONS: readonly Mutation[] = [
   {
+    name: 'child-started-without-attributes',
+    breaks: "a sub-agent of a revision-2 parent starts with its search attributes (`running`), so it upserts nothing before its turn ends",
+    file: 'workflows/sub-agents.ts',
+    find: "...(input.revision === undefined ? {} : { typedSearchAttributes: startAttributePairs(input.model ?? '', 'running') }),",
+    replace: '',
+    killers: ['test/sub-agents.test.ts'],
+    testNamePattern: 'from a child workflow whose id comes from the call',
+  },
+  {
     name: 'replay-bound-ignored',
     breaks: 'a session of revision 2 continues as new between turns once its run passes REPLAY_BOUND_EVENTS, so an evicted session replays one run, not its whole past',
     file: 'workflows/continue-as-new.ts',
