@@ -98,12 +98,13 @@ export const ToolTimeoutsSchema = z.record(z.string(), boundedInt('toolTimeoutMs
 
 /**
  * The settings a session runs with, as the `state` Query and `run --json` report them:
- * every input field but the conversation it carries (`continued`, `fork`) and the
- * fields `SessionState` already has at its top level, with each default filled in.
+ * every input field but the conversation it carries (`continued`, `fork`), the fields
+ * `SessionState` already has at its top level, and the revision of the commands its runs
+ * issue (contracts/session-revision.ts), which nobody sets by hand; each default filled in.
  */
-export type SessionSettings = Omit<SessionConfig, 'model' | 'system' | 'retryPolicy' | 'continued' | 'fork' | 'tools' | 'agent'> & { tools: BuiltinToolName[] };
+export type SessionSettings = Omit<SessionConfig, 'model' | 'system' | 'retryPolicy' | 'continued' | 'fork' | 'tools' | 'agent' | 'revision'> & { tools: BuiltinToolName[] };
 
 export function settingsInForce(config: SessionConfig): SessionSettings {
-  const { model: _model, system: _system, retryPolicy: _retryPolicy, continued: _continued, fork: _fork, agent: _agent, tools, ...settings } = config;
+  const { model: _model, system: _system, retryPolicy: _retryPolicy, continued: _continued, fork: _fork, agent: _agent, revision: _revision, tools, ...settings } = config;
   return { ...settings, tools: tools ?? [...TOOL_NAMES] };
 }
