@@ -17,7 +17,7 @@ import { OutputSchemaConversionError, outputSchemaOfZod } from '../zod-output-sc
  */
 
 /** The settings an agent may give besides its model, prompt and tools: every one a session's input takes. */
-const AgentSettingsSchema = SessionInputSchema.omit({ model: true, system: true, tools: true, mcp: true, customTools: true, continued: true, fork: true, agent: true, agents: true, parent: true, handoffs: true, handoff: true }).partial();
+const AgentSettingsSchema = SessionInputSchema.omit({ model: true, system: true, tools: true, mcp: true, customTools: true, continued: true, fork: true, agent: true, agents: true, parent: true, handoffs: true, handoff: true, revision: true }).partial();
 export type AgentSettings = Partial<z.input<typeof AgentSettingsSchema>>;
 
 export interface AgentConfig<S extends z.ZodType = z.ZodType> {
