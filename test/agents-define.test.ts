@@ -39,6 +39,8 @@ describe('defineAgent', () => {
     ['an unknown setting', { ...support, settings: { maxStep: 3 } as never }, 'agent "support": settings: Unrecognized key: "maxStep"'],
     ['a bad MCP server name', { ...support, mcp: ['a b'] }, 'agent "support": mcp:'],
     ['a fallback that is not a model', { ...support, settings: { fallbacks: ['gpt-5'] } }, 'agent "support": settings: fallbacks.0: model must be "provider:model"'],
+    ['a fallback beside the model that is not a model', { ...support, fallbacks: ['gpt-5'] }, 'agent "support": fallbacks: 0: model must be "provider:model"'],
+    ['fallbacks given twice', { ...support, fallbacks: ['openai:gpt-5'], settings: { fallbacks: ['openai:gpt-5'] } }, 'agent "support": fallbacks: and settings.fallbacks both give the fallback models; give one of them'],
     ['a fallback time out of its bounds', { ...support, settings: { fallbackAfterMs: 500 } }, 'agent "support": settings: fallbackAfterMs: must be a whole number from 1000 to 240000'],
     ['an unknown priority', { ...support, settings: { priority: 'urgent' as never } }, 'agent "support": settings: priority: must be interactive or batch'],
     ['a bad sub-agent name', { ...support, agents: ['no spaces'] }, 'agent "support": agents: must be 1 to 64 letters'],

@@ -26,6 +26,11 @@ export interface AgentConfig<S extends z.ZodType = z.ZodType> {
   description?: string;
   /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5`. */
   model: string;
+  /**
+   * The models a step goes to, in order, when its call to the one before fails on an
+   * overload, a 5xx or the network (docs/fallback.md): the session's `fallbacks`. None when absent.
+   */
+  fallbacks?: readonly string[];
   system?: string;
   /** Built-in tools by name and custom tools (defineTool) the agent is offered; all built-in ones and no custom one when absent. */
   tools?: readonly (BuiltinToolName | CustomTool)[];
@@ -103,6 +108,8 @@ export function defineAgent<S extends z.ZodType = z.ZodType>(config: AgentConfig
   const doubled = handoffs.find((agent, i) => handoffs.indexOf(agent) !== i);
   if (doubled !== undefined) throw refuse('handoffs:', `names ${doubled} twice`);
   checked('settings:', AgentSettingsSchema.strict(), config.settings ?? {});
+  if (config.fallbacks !== undefined) checked('fallbacks:', AgentSettingsSchema.shape.fallbacks, [...config.fallbacks]);
+  if (config.fallbacks !== undefined && config.settings?.fallbacks !== undefined) throw refuse('fallbacks:', 'and settings.fallbacks both give the fallback models; give one of them');
   const outputSchema = config.output === undefined ? undefined : outputSchemaOf(config.output, refuse);
   if (outputSchema && config.settings?.outputSchema !== undefined) throw refuse('output:', 'and settings.outputSchema both give the answer\'s schema; give one of them');
   return Object.freeze({
@@ -115,7 +122,7 @@ export function defineAgent<S extends z.ZodType = z.ZodType>(config: AgentConfig
     mcp: Object.freeze(mcp),
     agents: Object.freeze(agents),
     handoffs: Object.freeze(handoffs),
-    settings: Object.freeze({ ...config.settings, ...(outputSchema ? { outputSchema } : {}) }),
+    settings: Object.freeze({ ...config.settings, ...(config.fallbacks ? { fallbacks: [...config.fallbacks] } : {}), ...(outputSchema ? { outputSchema } : {}) }),
     ...(config.output === undefined ? {} : { output: config.output }),
   });
 }

@@ -21,6 +21,15 @@ export interface Mutation {
 
 export const MUTATIONS: readonly Mutation[] = [
   {
+    name: 'agent-fallbacks-dropped',
+    breaks: "defineAgent's `fallbacks` beside its model reach the sessions the agent starts",
+    file: 'contracts/agents/agent-definition.ts',
+    find: '...(config.fallbacks ? { fallbacks: [...config.fallbacks] } : {}), ',
+    replace: '',
+    killers: ['test/agents-define.test.ts'],
+    testNamePattern: 'docs/fallback.md',
+  },
+  {
     name: 'child-started-without-attributes',
     breaks: "a sub-agent of a revision-2 parent starts with its search attributes (`running`), so it upserts nothing before its turn ends",
     file: 'workflows/sub-agents.ts',
