@@ -55,6 +55,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'return config.continueAsNewAfterEvents === undefined',
     killers: ['test/continue-as-new.test.ts'],
     testNamePattern: 'stays in one run at the first revision',
+    slow: true,
   },
   {
     name: 'watch-polls-without-pause',
@@ -64,6 +65,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'options.until?.catch(() => undefined)',
     killers: ['test/client-watch.test.ts'],
     testNamePattern: 'only when the history has grown',
+    slow: true,
   },
   {
     name: 'watch-queries-every-round',
@@ -91,6 +93,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '      return false;\n',
     killers: ['test/idle-clock.test.ts'],
     testNamePattern: 'keeps one timer',
+    slow: true,
   },
   {
     name: 'status-upserted-unchanged',
@@ -118,6 +121,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    throw error;\n',
     killers: ['test/namespace-check.test.ts'],
     testNamePattern: 'no worker has registered',
+    slow: true,
   },
   {
     name: 'custom-result-asks-tojson-again',
@@ -324,6 +328,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  const used = source.spend;',
     killers: ['test/compaction-recovery.test.ts'],
     testNamePattern: 'fork of a fork',
+    slow: true,
   },
   {
     name: 'drop-compensation',
@@ -660,6 +665,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: ') return;',
     killers: ['test/replay.test.ts'],
     testNamePattern: 'without a determinism error',
+    slow: true,
   },
   {
     name: 'policy-change-resets-ladder',
@@ -707,6 +713,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    initialInterval: rungMs(attemptsSoFar + 1, intervals),',
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'equal jitter after a lost attempt',
+    slow: true,
   },
   {
     name: 'lost-attempt-wait-not-cancellable',
@@ -726,6 +733,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'policy.baseDelayMs * 2 ** Math.max(0, retry - 1)',
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'rung',
+    slow: true,
   },
   {
     name: 'budget-on-worker-clock',
@@ -1131,8 +1139,8 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'agent-output-not-sent',
     breaks: "defineAgent keeps an agent's zod output but never gives its sessions the JSON Schema, so they answer in free text",
     file: 'contracts/agents/agent-definition.ts',
-    find: '    settings: Object.freeze({ ...config.settings, ...(outputSchema ? { outputSchema } : {}) }),',
-    replace: '    settings: Object.freeze({ ...config.settings }),',
+    find: '...(outputSchema ? { outputSchema } : {}) }),',
+    replace: '}),',
     killers: ['test/structured-output-client.test.ts'],
     testNamePattern: "session's outputSchema",
   },
@@ -2919,6 +2927,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "        await condition(() => draining || book.isGranted(request.holder) || book.refreshDue(request, Date.now()));",
     replace: "        await condition(() => book.isGranted(request.holder) || book.refreshDue(request, Date.now()));",
     killers: ['test/limiter-workflow.test.ts'],
+    slow: true,
   },
   {
     name: 'limiter-timer-while-idle',
@@ -3230,6 +3239,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    if (!live) return;',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'spend in the parent',
+    slow: true,
   },
   {
     name: 'gateway-handoff-reads-the-handing-log',
