@@ -13,6 +13,8 @@
  *   had evicted, which must replay its history first; and the worker SDK's own sticky-cache
  *   hit and miss counters over that phase.
  */
+import { startAttributePairs } from '../contracts/search-attributes';
+import { SESSION_REVISION } from '../contracts/session-revision';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SESSION_WORKFLOW, sendUpdate } from '../contracts/api';
 import { findFreePort } from '../harness/dev-server';
@@ -113,10 +115,12 @@ export async function measureOpenSessions(env: BenchEnv, settings: OpenSessionsS
 /** A session on the worker's task queue, its `turns` turns of `steps` steps run, left idle. */
 async function open(env: BenchEnv, taskQueue: string, shape: { deep: boolean; steps: number; turns: number }): Promise<OpenSession> {
   const model = uniqueModel(shape.deep ? 'deep' : 'open');
+  // Started as this release's client starts a session: at its revision, with its search attributes.
   const handle = await env.client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, {
     taskQueue,
     workflowId: `bench-${model}`,
-    args: [{ model: `anthropic:${model}`, maxSteps: shape.steps, idleTimeoutMs: IDLE_TIMEOUT_MS }],
+    args: [{ model: `anthropic:${model}`, maxSteps: shape.steps, idleTimeoutMs: IDLE_TIMEOUT_MS, revision: SESSION_REVISION.current }],
+    typedSearchAttributes: startAttributePairs(`anthropic:${model}`, 'idle'),
   });
   for (let turn = 1; turn <= shape.turns; turn++) {
     scriptTurn(env.llm, model, shape.steps);

@@ -87,8 +87,8 @@ export function formatReport(r: BenchResult): string {
       ` fastest runs ${r.cli.fastest.agentHelpMs}, ${r.cli.fastest.agentListMs} and ${r.cli.fastest.temporalHelpMs} ms`,
   );
   if (r.longSession) out.push('', ...formatLongSession(r.longSession));
-  if (r.actions) out.push('', `7. ${formatActions(r.actions)}`);
-  if (r.sessions) out.push('', `8. ${formatOpenSessions(r.sessions)}`);
+  if (r.actions) out.push('', `8. ${formatActions(r.actions)}`);
+  if (r.sessions) out.push('', `9. ${formatOpenSessions(r.sessions)}`);
   if (r.workerOptions) {
     out.push(
       '',

@@ -1,3 +1,5 @@
+import { startAttributePairs } from '../contracts/search-attributes';
+import { SESSION_REVISION } from '../contracts/session-revision';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { ScriptedLlm } from '../testing/scripted-llm/server';
@@ -33,7 +35,7 @@ export interface StartedSession {
 /** Starts a session through its public interface (contracts/api.ts) and scripts its one turn. */
 export async function startSession(client: Client, llm: ScriptedLlm, taskQueue: string, steps: number, label = 'session'): Promise<StartedSession> {
   const { model, workflowId } = scriptedSession(llm, steps, label);
-  const handle = await client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, { taskQueue, workflowId, args: [sessionInput(model, steps)] });
+  const handle = await client.workflow.start<typeof agentSession>(SESSION_WORKFLOW, { taskQueue, workflowId, args: [sessionInput(model, steps)], typedSearchAttributes: startAttributePairs(`anthropic:${model}`, 'idle') });
   return { handle, model };
 }
 
@@ -56,7 +58,8 @@ export async function sendTurn({ handle, model }: StartedSession): Promise<Sessi
 const TURN_MESSAGE = 'Compute 6*7, 2^10 and sqrt(16).';
 
 function sessionInput(model: string, steps: number) {
-  return { model: `anthropic:${model}`, maxSteps: steps, idleTimeoutMs: SESSION_IDLE_TIMEOUT_MS };
+  // As this release's client starts a session: at its revision (and, above, with its search attributes).
+  return { model: `anthropic:${model}`, maxSteps: steps, idleTimeoutMs: SESSION_IDLE_TIMEOUT_MS, revision: SESSION_REVISION.current };
 }
 
 /** A turn that does not end answered fails the benchmark: it would be measuring something else. */
