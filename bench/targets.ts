@@ -1,3 +1,4 @@
+import { CLI_TARGETS } from './cli-speed';
 import type { BenchResult, Target } from './result';
 
 /**
@@ -21,6 +22,8 @@ export function checkTargets(r: Omit<BenchResult, 'targets'>): Target[] {
     check('agent saturation ÷ the floor doing its I/O', r.throughput.agentToIoFloor, '≥ 0.85', (v) => v >= 0.85),
     check(`replay of ${r.replay.steps} steps, ms`, r.replay.succeeded ? r.replay.medianMs : null, '< 2000', (v) => v < 2000),
     check(`history bytes ${r.history.ratio.top} ÷ ${r.history.ratio.base} steps`, r.history.ratio.value, '≤ 12', (v) => v <= 12),
+    check('agent --help, compiled, median ms', r.cli.agentHelpMs, `≤ ${CLI_TARGETS.agentHelpMs}`, (v) => v <= CLI_TARGETS.agentHelpMs),
+    check('agent list, compiled, median ms', r.cli.agentListMs, `≤ ${CLI_TARGETS.agentListMs}`, (v) => v <= CLI_TARGETS.agentListMs),
     ...(r.actions
       ? [
           check('actions of a first turn over its minimum', r.actions.session.meteredTotal - r.actions.session.minimum, '≤ 2', (v) => v <= 2),

@@ -57,6 +57,8 @@ describe('npm run bench -- --smoke', () => {
       'agent saturation ÷ the floor doing its I/O',
       expect.stringMatching(/^replay of \d+ steps, ms$/),
       expect.stringMatching(/^history bytes \d+ ÷ \d+ steps$/),
+      'agent --help, compiled, median ms',
+      'agent list, compiled, median ms',
     ]);
   });
 

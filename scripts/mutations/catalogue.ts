@@ -37,6 +37,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'from a child workflow whose id comes from the call',
+    slow: true,
   },
   {
     name: 'replay-bound-ignored',
@@ -46,6 +47,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'workflowInfo().historyLength >= REPLAY_BOUND_EVENTS * 1000;',
     killers: ['test/continue-as-new.test.ts'],
     testNamePattern: 'took its run past the bound',
+    slow: true,
   },
   {
     name: 'replay-bound-at-first-revision',
@@ -54,7 +56,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: 'return revisionOf(config) !== SESSION_REVISION.first && config.continueAsNewAfterEvents === undefined',
     replace: 'return config.continueAsNewAfterEvents === undefined',
     killers: ['test/continue-as-new.test.ts'],
-    testNamePattern: 'stays in one run at the first revision',
+    testNamePattern: 'the first revision stays in its run',
     slow: true,
   },
   {
@@ -75,6 +77,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'read?.runId === description.runId && read.historyLength < 0 ? read.state',
     killers: ['test/client-watch.test.ts'],
     testNamePattern: 'only when the history has grown',
+    slow: true,
   },
   {
     name: 'idle-clock-timer-per-wait',
@@ -166,6 +169,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '      if (isContextOverflow(error) && (await Promise.resolve(false))) {',
     killers: ['test/context-overflow.test.ts'],
     testNamePattern: 'once more',
+    slow: true,
   },
   {
     name: 'compaction-threshold-ignored',
@@ -185,6 +189,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    return reported;',
     killers: ['test/compaction-reported-usage.test.ts'],
     testNamePattern: 'compact before a request passes the window',
+    slow: true,
   },
   {
     name: 'implausible-usage-unsaid',
@@ -221,6 +226,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  const handle = await startSession(client, env, start);\n  const waiting = sendAndWait(handle, prompt);',
     killers: ['test/client-run.test.ts'],
     testNamePattern: 'with the start, in one request',
+    slow: true,
   },
   {
     name: 'status-published-every-step',
@@ -230,6 +236,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    this.#stepsTaken++;\n    publishStatus(this);\n',
     killers: ['test/agent-session.test.ts', 'test/replay.test.ts'],
     testNamePattern: 'not at every step|without a determinism error',
+    slow: true,
   },
   {
     name: 'lint-misses-dynamic-workflow-import',
@@ -474,6 +481,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "['model', 'system',",
     killers: ['test/gateway-security.test.ts'],
     testNamePattern: "a key's rights",
+    slow: true,
   },
   {
     name: 'activity-never-clears-provider-health',
@@ -743,6 +751,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  return () => Date.now() + 0 * (dueAt - startedAt);',
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'budget',
+    slow: true,
   },
   {
     name: 'drop-gemini-thought-signature',
@@ -770,6 +779,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    throw error;\n',
     killers: ['test/bad-input.test.ts'],
     testNamePattern: 'error result the model reads',
+    slow: true,
   },
   {
     name: 'carried-log-parsed-whole',
@@ -801,6 +811,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: 'const LISTED_ISSUES = Number.POSITIVE_INFINITY;',
     killers: ['test/bad-input.test.ts'],
     testNamePattern: 'a thousand wrong tool names',
+    slow: true,
   },
   {
     name: 'event-lists-uncapped',
@@ -821,6 +832,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/fuzz/updates.test.ts'],
     testNamePattern: 'given any argument',
+    slow: true,
   },
   {
     name: 'encryption-off',
@@ -830,6 +842,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  async encode(payloads: Payload[]): Promise<Payload[]> {\n    if (payloads.length > 0) return payloads;\n    return payloads.map(',
     killers: ['test/encryption.test.ts'],
     testNamePattern: 'stores ciphertext only',
+    slow: true,
   },
   {
     name: 'key-ring-not-decrypting',
@@ -1347,6 +1360,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    return false;',
     killers: ['test/budget.test.ts'],
     testNamePattern: 'exactly the requests',
+    slow: true,
   },
   {
     name: 'repeat-guard-off',
@@ -1356,6 +1370,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  if (limit !== -1) return undefined;\n  let newest',
     killers: ['test/turn-limits.test.ts'],
     testNamePattern: 'identical call',
+    slow: true,
   },
   {
     name: 'trace-ids-from-main-stream',
@@ -2382,6 +2397,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    if (isPublic(c.req.method, c.req.path) || c.req.header('authorization') === undefined) return next();",
     killers: ['test/gateway-security.test.ts'],
     testNamePattern: 'without a key',
+    slow: true,
   },
   {
     name: 'gateway-takes-any-secret',
@@ -2418,6 +2434,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '        const defining = AGENT_DEFINING_SETTINGS.find(() => false);',
     killers: ['test/gateway-security.test.ts'],
     testNamePattern: 'change what an agent is',
+    slow: true,
   },
   {
     name: 'gateway-skips-session-authorization',
@@ -2427,6 +2444,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "      if (agent === 'no-such-agent') throw",
     killers: ['test/gateway-security.test.ts'],
     testNamePattern: 'keeps a key from a session',
+    slow: true,
   },
   {
     name: 'gateway-has-no-body-limit',
@@ -2542,6 +2560,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/live-stream-transport.test.ts'],
     testNamePattern: 'hello again',
+    slow: true,
   },
   {
     name: 'live-stream-buffers-without-bound',
@@ -3061,6 +3080,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    const childId = `${workflowId}/agent/${agent}/${call.id}`;',
     killers: ['test/sub-agents.test.ts', 'test/replay.test.ts'],
     testNamePattern: 'id comes from the call|replays every recorded history',
+    slow: true,
   },
   {
     name: 'sub-agent-spend-not-rolled-up',
@@ -3070,6 +3090,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    if (parsed.success) void parsed.data;',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'spend in the parent',
+    slow: true,
   },
   {
     name: 'sub-agent-final-spend-ignored',
@@ -3185,6 +3206,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '  const kept: SessionEvent[] = [];',
     killers: ['test/handoff.test.ts'],
     testNamePattern: 'carries the conversation',
+    slow: true,
   },
   {
     name: 'handoff-turn-goes-on',
@@ -3194,6 +3216,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '          handedOffAfterStep(session, turn, step);',
     killers: ['test/handoff.test.ts'],
     testNamePattern: 'carries the conversation',
+    slow: true,
   },
   {
     name: 'handoff-target-closes-with-parent',
@@ -3203,6 +3226,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,',
     killers: ['test/handoff.test.ts'],
     testNamePattern: 'carries the conversation',
+    slow: true,
   },
   {
     name: 'handoff-not-followed-by-client',
