@@ -115,6 +115,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/agent-session.test.ts'],
     testNamePattern: 'publishes its status',
+    slow: true,
   },
   {
     name: 'start-refused-unknown-attributes',
@@ -509,6 +510,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/ladder-time-skipping.test.ts'],
     testNamePattern: 'budget from the first failure',
+    slow: true,
   },
   {
     name: 'dispatch-after-failure',
@@ -630,6 +632,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: `config.continued?.retryPolicy ?? (config.retryPolicy === undefined ? 'default' : config.retryPolicy);`,
     killers: ['test/ladder-departures.test.ts'],
     testNamePattern: 'continues as new',
+    slow: true,
   },
   {
     name: 'cancel-carries-no-ladder',
@@ -2963,6 +2966,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    return request.wait ? answer : withinFirstAnswerTime(answer, limiterWorkflowId(taskQueue, provider));",
     replace: "    return answer;",
     killers: ['test/fleet-lease.test.ts'],
+    slow: true,
   },
   {
     name: 'limiter-holds-every-ask',
@@ -3100,6 +3104,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    const counted = live?.spend;',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'spend in the parent',
+    slow: true,
   },
   {
     name: 'sub-agent-cycle-allowed',
@@ -3109,6 +3114,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    if (lineage.includes(`${agent}?`)) {',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'already in its chain',
+    slow: true,
   },
   {
     name: 'sub-agent-depth-unchecked',
@@ -3118,6 +3124,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    if (depth > maxDepth + 1) {',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'depth limit',
+    slow: true,
   },
   {
     name: 'sub-agent-budget-uncapped',
@@ -3127,6 +3134,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    const left = leftOf({}, state.spend);',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'what the parent has left',
+    slow: true,
   },
   {
     name: 'sub-agent-failure-dropped',
@@ -3245,6 +3253,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    for (const queued of this.#queue.slice(0, 0)) {',
     killers: ['test/handoff.test.ts'],
     testNamePattern: 'waited behind the handoff',
+    slow: true,
   },
   {
     name: 'sub-agent-spent-call-records-child',
@@ -3254,6 +3263,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '',
     killers: ['test/sub-agents.test.ts'],
     testNamePattern: 'nothing of the budget left',
+    slow: true,
   },
   {
     name: 'sub-agent-stray-spend-counted',
