@@ -28,3 +28,6 @@ export const SessionRevisionSchema = z
 
 /** The revision a session's runs issue the commands of. */
 export const revisionOf = (input: { revision?: number | undefined }): SessionRevision => (input.revision === 2 ? 2 : 1);
+
+/** The session keeps the first revision's commands: what its history recorded before revisions. */
+export const atFirstRevision = (input: { revision?: number | undefined }): boolean => revisionOf(input) === SESSION_REVISION.first;

@@ -7,7 +7,7 @@ import { MAX_CARRIED_LOG_BYTES, tailToCarry, toolListCutOff } from './compaction
 import { sessionContextWindow } from '../contracts/model-windows';
 import type { SessionEvent, SessionLog } from '../contracts/session-log';
 import type { SessionState } from './session-state';
-import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
+import { atFirstRevision } from '../contracts/session-revision';
 
 /** Temporal suggests it, or the session's own `continueAsNewAfterEvents` is reached. */
 export function historyIsLong(config: SessionConfig): boolean {
@@ -27,7 +27,7 @@ export const REPLAY_BOUND_EVENTS = 1_000;
 
 /** The run's history is past REPLAY_BOUND_EVENTS, for a session the bound applies to. */
 export function replayIsLong(config: SessionConfig): boolean {
-  return revisionOf(config) !== SESSION_REVISION.first && config.continueAsNewAfterEvents === undefined && workflowInfo().historyLength >= REPLAY_BOUND_EVENTS;
+  return !atFirstRevision(config) && config.continueAsNewAfterEvents === undefined && workflowInfo().historyLength >= REPLAY_BOUND_EVENTS;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { SessionInput, SessionResult } from '../contracts/api';
 import { jsonBytes } from '../contracts/log-pages';
 import { CARRY_COMPACT_BYTES } from './context-compactor';
 import type { Session } from './session-run';
-import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
+import { atFirstRevision } from '../contracts/session-revision';
 
 /**
  * What the session does next, decided in `nextMove` and acted on by the session's loop.
@@ -40,7 +40,7 @@ export async function nextMove(session: Pick<Session, 'state' | 'config' | 'comp
     }
   }
   const woke =
-    revisionOf(session.config) === SESSION_REVISION.first
+    atFirstRevision(session.config)
       ? await condition(() => state.hasWork(), session.config.idleTimeoutMs, { summary: 'idle timeout' })
       : await session.idleClock.wait(() => state.hasWork(), session.config.idleTimeoutMs);
   if (state.queued > 0) return { kind: 'run-turn' };

@@ -2,7 +2,7 @@ import { upsertSearchAttributes, workflowInfo, type CancellationScope } from '@t
 import type { SendMessage, SessionConfig, SessionState as SessionStateView, TurnOutcome } from '../contracts/api';
 import { policyInForce, type SessionRetryPolicy } from '../contracts/retry-policy';
 import { AgentCostUsd, AgentModel, AgentStatus, AgentStepCount } from '../contracts/search-attributes';
-import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
+import { atFirstRevision } from '../contracts/session-revision';
 import type { SessionEvent } from '../contracts/session-log';
 import { NO_USAGE, usageOf } from '../contracts/conversation';
 import { jsonBytes } from '../contracts/log-pages';
@@ -345,7 +345,7 @@ export function publishStatus(state: SessionState, config: Pick<SessionConfig, '
     // Only once a priced call has cost something: sessions without one upsert what they always did.
     ...(state.spend.costUsd ? [{ key: AgentCostUsd, value: state.spend.costUsd }] : []),
   ];
-  if (revisionOf(config) === SESSION_REVISION.first) {
+  if (atFirstRevision(config)) {
     upsertSearchAttributes(pairs);
     return;
   }

@@ -12,7 +12,7 @@ import { publishStatus } from './session-state';
 import { runSubAgentSession } from './sub-agent-child';
 import { runTurn } from './turn';
 import { takeOverConversation } from './handoff';
-import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
+import { atFirstRevision } from '../contracts/session-revision';
 
 /**
  * An agent session: an append-only log, user messages in through the `send` Update, turns
@@ -21,7 +21,7 @@ import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
  */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
   const session = new Session(input, parseInput(input));
-  if (revisionOf(session.config) === SESSION_REVISION.first) {
+  if (atFirstRevision(session.config)) {
     upsertSearchAttributes([{ key: AgentModel, value: session.config.model }]);
     publishStatus(session.state, session.config);
     setSessionHandlers(session);

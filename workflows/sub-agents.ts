@@ -1,5 +1,5 @@
 import { startAttributePairs } from '../contracts/search-attributes';
-import { revisionOf, SESSION_REVISION } from '../contracts/session-revision';
+import { atFirstRevision } from '../contracts/session-revision';
 import { CancellationScope, CancelledFailure, ChildWorkflowCancellationType, ChildWorkflowFailure, ParentClosePolicy, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
 import { SESSION_WORKFLOW, type SessionInput, type SessionResult } from '../contracts/api';
 import type { AgentRecord } from '../contracts/agents/agent-record';
@@ -179,7 +179,7 @@ export class SubAgentTools {
       ...(ownApprovals || config.approvalRequired.length === 0 ? {} : { approvalRequired: [...config.approvalRequired] }),
       maxAgentDepth: maxDepth,
       // A child runs the commands of its parent's revision; a parent of the first gives none, as it always did.
-      ...(revisionOf(config) === SESSION_REVISION.first ? {} : { revision: config.revision }),
+      ...(atFirstRevision(config) ? {} : { revision: config.revision }),
     };
   }
 

@@ -53,7 +53,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'replay-bound-at-first-revision',
     breaks: 'the replay bound is revision 2\'s: a session of the first revision keeps the commands it recorded, continuing as new only when Temporal suggests it',
     file: 'workflows/continue-as-new.ts',
-    find: 'return revisionOf(config) !== SESSION_REVISION.first && config.continueAsNewAfterEvents === undefined',
+    find: 'return !atFirstRevision(config) && config.continueAsNewAfterEvents === undefined',
     replace: 'return config.continueAsNewAfterEvents === undefined',
     killers: ['test/continue-as-new.test.ts'],
     testNamePattern: 'the first revision stays in its run',
